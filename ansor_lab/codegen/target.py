@@ -1,0 +1,237 @@
+"""Targets: what hardware code is generated for, with the parameters the search reads.
+
+``Target("llvm")`` is this machine's CPU (its LLVM name and features, core count, SIMD
+width, cache sizes); ``Target("cuda")`` a CUDA GPU (arch, threads per block, shared
+memory, warp size). TVM's string form ``"llvm -mcpu=skylake-avx512 -num-cores=2"`` and
+its dict form ``{"kind": "llvm", "mcpu": ..., "num-cores": 2}`` are both accepted.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AnsorLabError
+
+KINDS = ("llvm", "cuda")
+
+
+class TargetError(AnsorLabError, ValueError):
+    """A target string or dict could not be understood."""
+
+
+@functools.cache
+def host_cpu() -> tuple[str, str]:
+    """(LLVM CPU name, feature string) of this machine."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    name = llvm.get_host_cpu_name()
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:
+        features = ""
+    return name, features
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _cache_bytes(level: int, kind: str = "") -> int:
+    """Size of the CPU cache of ``level`` from sysfs, or a common default."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    defaults = {1: 32 * 1024, 2: 1024 * 1024, 3: 8 * 1024 * 1024}
+    try:
+        for entry in sorted(os.listdir(base)):
+            path = os.path.join(base, entry)
+            with open(os.path.join(path, "level")) as f:
+                if int(f.read()) != level:
+                    continue
+            with open(os.path.join(path, "type")) as f:
+                ctype = f.read().strip()
+            if level == 1 and ctype not in ("Data", "Unified"):
+                continue
+            with open(os.path.join(path, "size")) as f:
+                text = f.read().strip()
+            mult = {"K": 1024, "M": 1024 * 1024}.get(text[-1], 1)
+            return int(text.rstrip("KM")) * mult
+    except (OSError, ValueError):
+        pass
+    return defaults[level]
+
+
+def _vector_bytes(features: str) -> int:
+    feats = set(features.split(","))
+    if "+avx512f" in feats:
+        return 64
+    if "+avx" in feats or "+avx2" in feats:
+        return 32
+    return 16
+
+
+@dataclass(frozen=True)
+class Target:
+    """A code-generation target and its hardware parameters."""
+
+    kind: str = "llvm"
+    mcpu: str = ""
+    mattr: str = ""
+    num_cores: int = 0
+    vector_bytes: int = 0
+    l1_bytes: int = 0
+    l2_bytes: int = 0
+    l3_bytes: int = 0
+    # CUDA
+    arch: str = ""
+    max_threads_per_block: int = 0
+    max_shared_memory_per_block: int = 0
+    warp_size: int = 0
+    max_local_memory_per_block: int = 0
+    extra: tuple = field(default=())
+
+    def __init__(self, spec: Any = "llvm", **kwargs: Any) -> None:  # noqa: D107
+        if isinstance(spec, Target) and not kwargs:
+            values = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
+        else:
+            values = _parse(spec, kwargs)
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    # -- TVM-like accessors ---------------------------------------------------------
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """("cpu",) or ("cuda", "gpu"), as in TVM."""
+        return ("cpu",) if self.kind == "llvm" else ("cuda", "gpu")
+
+    @property
+    def attrs(self) -> dict:
+        """The target's attributes by TVM's names."""
+        out = {"mcpu": self.mcpu, "num-cores": self.num_cores}
+        if self.kind == "cuda":
+            out.update(arch=self.arch, max_num_threads=self.max_threads_per_block,
+                       thread_warp_size=self.warp_size,
+                       max_shared_memory_per_block=self.max_shared_memory_per_block)
+        return out
+
+    @property
+    def vector_lanes_f32(self) -> int:
+        """float32 lanes of one SIMD register."""
+        return max(1, self.vector_bytes // 4)
+
+    def with_(self, **changes: Any) -> Target:
+        """A copy with some fields changed."""
+        t = object.__new__(Target)
+        for name in self.__dataclass_fields__:
+            object.__setattr__(t, name, changes.pop(name, getattr(self, name)))
+        if changes:
+            raise TargetError(f"Target has no field(s) {', '.join(changes)}")
+        return t
+
+    def __str__(self) -> str:
+        if self.kind == "llvm":
+            parts = ["llvm", f"-mcpu={self.mcpu}", f"-num-cores={self.num_cores}"]
+            if self.mattr:
+                parts.append(f"-mattr={self.mattr}")
+            return " ".join(parts)
+        return f"cuda -arch={self.arch} -max_num_threads={self.max_threads_per_block}"
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+    def __enter__(self) -> Target:
+        _CURRENT.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.pop()
+
+    @staticmethod
+    def current(allow_none: bool = True) -> Target | None:
+        """The target of the innermost ``with Target(...)`` block."""
+        if _CURRENT:
+            return _CURRENT[-1]
+        if not allow_none:
+            raise TargetError("no target is set; pass target= or use `with Target('llvm'):`")
+        return None
+
+
+_CURRENT: list[Target] = []
+
+
+def _parse(spec: Any, kwargs: dict) -> dict:
+    opts: dict[str, Any] = {}
+    if isinstance(spec, Target):
+        opts = {"kind": spec.kind, "mcpu": spec.mcpu}
+    elif isinstance(spec, dict):
+        opts = {str(k).replace("-", "_"): v for k, v in spec.items()}
+    elif isinstance(spec, str):
+        words = spec.split()
+        if not words:
+            raise TargetError("empty target string; use 'llvm' or 'cuda'")
+        opts["kind"] = words[0]
+        for w in words[1:]:
+            if not w.startswith("-") or "=" not in w:
+                if w.startswith("-"):
+                    continue  # flags like -link-params are accepted and ignored
+                raise TargetError(f"cannot read target option {w!r} in {spec!r}")
+            key, value = w.lstrip("-").split("=", 1)
+            opts[key.replace("-", "_")] = value
+    else:
+        raise TargetError(f"a target is a string, dict or Target, got {type(spec).__name__}")
+    opts.update({k.replace("-", "_"): v for k, v in kwargs.items()})
+    kind = opts.pop("kind", "llvm")
+    if kind not in KINDS:
+        raise TargetError(f"unknown target kind {kind!r}; ansor_lab generates code for {KINDS}")
+    if kind == "llvm":
+        return _llvm(opts)
+    return _cuda(opts)
+
+
+def _llvm(opts: dict) -> dict:
+    name, features = host_cpu()
+    mcpu = opts.pop("mcpu", "") or name
+    if mcpu == "native":
+        mcpu = name
+    mattr = opts.pop("mattr", "")
+    if isinstance(mattr, (list, tuple)):
+        mattr = ",".join(mattr)
+    feats = features if mcpu == name else mattr
+    cores = int(opts.pop("num_cores", 0) or _usable_cores())
+    vector_bytes = int(opts.pop("vector_bytes", 0) or _vector_bytes(feats or mattr or features))
+    out = dict(kind="llvm", mcpu=mcpu, mattr=mattr, num_cores=cores, vector_bytes=vector_bytes,
+               l1_bytes=_cache_bytes(1), l2_bytes=_cache_bytes(2), l3_bytes=_cache_bytes(3),
+               arch="", max_threads_per_block=0, max_shared_memory_per_block=0, warp_size=0,
+               max_local_memory_per_block=0)
+    opts.pop("opt_level", None)
+    out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
+    return out
+
+
+def _cuda(opts: dict) -> dict:
+    arch = str(opts.pop("arch", "sm_90"))
+    if not arch.startswith("sm_"):
+        raise TargetError(f"cuda arch {arch!r} should look like 'sm_90'")
+    threads = int(opts.pop("max_num_threads", opts.pop("max_threads_per_block", 1024)))
+    out = dict(kind="cuda", mcpu="", mattr="", num_cores=0, vector_bytes=16, l1_bytes=0,
+               l2_bytes=0, l3_bytes=0, arch=arch, max_threads_per_block=threads,
+               max_shared_memory_per_block=int(opts.pop("max_shared_memory_per_block", 49152)),
+               warp_size=int(opts.pop("thread_warp_size", opts.pop("warp_size", 32))),
+               max_local_memory_per_block=int(opts.pop("max_local_memory_per_block", 2**31 - 1)))
+    out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
+    return out
+
+
+def as_target(target: Any) -> Target:
+    """Turn a string, dict, Target or None (the current / default target) into a Target."""
+    if target is None:
+        return Target.current() or Target("llvm")
+    if isinstance(target, Target):
+        return target
+    return Target(target)

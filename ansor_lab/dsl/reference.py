@@ -1,0 +1,320 @@
+"""The numpy reference evaluator: the oracle every backend is tested against.
+
+Each compute op is evaluated on whole index grids at once (chunked so memory stays
+bounded). ``if_then_else`` is lazy here too: each branch is evaluated under a mask, and a
+read outside a tensor is an error only where its mask is active, so guarded reads behave
+as in compiled code. Integer semantics follow ``expr``'s module docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ReferenceEvaluationError
+from . import dtypes
+from . import expr as E
+from .dag import ComputeDAG
+from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+#: Elements evaluated per chunk (grid points, reduction included).
+CHUNK_ELEMENTS = 1 << 21
+
+
+def _np(dtype: str) -> np.dtype:
+    return np.dtype(dtype)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # math.erf is exact; vectorize it (the reference favours exactness over speed)
+    import math
+
+    out = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+    return out.astype(x.dtype)
+
+
+def _unary(op: str, x: np.ndarray) -> np.ndarray:
+    dt = x.dtype
+    if op == "exp":
+        return np.exp(x)
+    if op == "log":
+        return np.log(x)
+    if op == "sqrt":
+        return np.sqrt(x)
+    if op == "rsqrt":
+        return (np.ones((), dt) / np.sqrt(x)).astype(dt)
+    if op == "tanh":
+        return np.tanh(x)
+    if op == "sigmoid":
+        return (np.ones((), dt) / (np.ones((), dt) + np.exp(-x))).astype(dt)
+    if op == "erf":
+        return _erf(x)
+    if op == "floor":
+        return np.floor(x)
+    if op == "ceil":
+        return np.ceil(x)
+    if op == "round":
+        return np.round(x)  # half to even, like LLVM's roundeven
+    if op == "abs":
+        return np.abs(x)
+    raise ReferenceEvaluationError(f"no reference for intrinsic {op!r}")
+
+
+def _truncdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    q = np.floor_divide(a, b)
+    fix = (np.mod(a, b) != 0) & ((a < 0) != (b < 0))
+    return np.where(fix, q + 1, q).astype(a.dtype)
+
+
+class _Evaluator:
+    def __init__(self, env: dict, values: dict) -> None:
+        self.env = env  # Var -> ndarray (broadcastable)
+        self.values = values  # Tensor -> ndarray
+
+    def run(self, e: E.PrimExpr, mask: np.ndarray | None) -> np.ndarray:
+        method = getattr(self, "_" + type(e).__name__, None)
+        if method is None:
+            raise ReferenceEvaluationError(f"no reference for node {type(e).__name__}")
+        return method(e, mask)
+
+    def _Var(self, e, mask):
+        try:
+            return self.env[e]
+        except KeyError:
+            raise ReferenceEvaluationError(f"unbound variable {e.name!r}") from None
+
+    def _IntImm(self, e, mask):
+        return np.array(e.value, dtype=_np(e.dtype))
+
+    def _FloatImm(self, e, mask):
+        return np.array(e.value, dtype=_np(e.dtype))
+
+    def _Cast(self, e, mask):
+        v = self.run(e.value, mask)
+        if dtypes.is_int(e.dtype) and np.issubdtype(v.dtype, np.floating):
+            v = np.trunc(v)
+            lo, hi = dtypes.int_range(e.dtype)
+            v = np.where(np.isfinite(v), np.clip(v, lo, hi), 0)
+        return v.astype(_np(e.dtype))
+
+    def _binary(self, e, mask):
+        return self.run(e.a, mask), self.run(e.b, mask)
+
+    def _Add(self, e, mask):
+        a, b = self._binary(e, mask)
+        return (a + b).astype(_np(e.dtype))
+
+    def _Sub(self, e, mask):
+        a, b = self._binary(e, mask)
+        return (a - b).astype(_np(e.dtype))
+
+    def _Mul(self, e, mask):
+        a, b = self._binary(e, mask)
+        return (a * b).astype(_np(e.dtype))
+
+    def _safe_divisor(self, b):
+        # division by zero is undefined; keep masked-off lanes from raising or warning
+        return np.where(b == 0, np.ones((), b.dtype), b)
+
+    def _Div(self, e, mask):
+        a, b = self._binary(e, mask)
+        if dtypes.is_float(e.dtype):
+            return (a / b).astype(_np(e.dtype))
+        return _truncdiv(a, self._safe_divisor(b))
+
+    def _Mod(self, e, mask):
+        a, b = self._binary(e, mask)
+        b = self._safe_divisor(b)
+        return (a - b * _truncdiv(a, b)).astype(_np(e.dtype))
+
+    def _FloorDiv(self, e, mask):
+        a, b = self._binary(e, mask)
+        if dtypes.is_float(e.dtype):
+            return np.floor(a / b).astype(_np(e.dtype))
+        return np.floor_divide(a, self._safe_divisor(b)).astype(_np(e.dtype))
+
+    def _FloorMod(self, e, mask):
+        a, b = self._binary(e, mask)
+        if dtypes.is_float(e.dtype):
+            return (a - np.floor(a / b) * b).astype(_np(e.dtype))
+        return np.mod(a, self._safe_divisor(b)).astype(_np(e.dtype))
+
+    def _Min(self, e, mask):
+        a, b = self._binary(e, mask)
+        return np.minimum(a, b).astype(_np(e.dtype))
+
+    def _Max(self, e, mask):
+        a, b = self._binary(e, mask)
+        return np.maximum(a, b).astype(_np(e.dtype))
+
+    def _EQ(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a == b
+
+    def _NE(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a != b
+
+    def _LT(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a < b
+
+    def _LE(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a <= b
+
+    def _GT(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a > b
+
+    def _GE(self, e, mask):
+        a, b = self._binary(e, mask)
+        return a >= b
+
+    def _And(self, e, mask):
+        a, b = self._binary(e, mask)
+        return np.logical_and(a, b)
+
+    def _Or(self, e, mask):
+        a, b = self._binary(e, mask)
+        return np.logical_or(a, b)
+
+    def _Not(self, e, mask):
+        return np.logical_not(self.run(e.a, mask))
+
+    def _Select(self, e, mask):
+        c = self.run(e.condition, mask)
+        t = self.run(e.true_value, mask)
+        f = self.run(e.false_value, mask)
+        return np.where(c, t, f).astype(_np(e.dtype))
+
+    def _Call(self, e, mask):
+        if e.op == "if_then_else":
+            cond = self.run(e.args[0], mask)
+            on = cond if mask is None else np.logical_and(mask, cond)
+            off = np.logical_not(cond) if mask is None else np.logical_and(mask, ~cond)
+            t = self.run(e.args[1], on)
+            f = self.run(e.args[2], off)
+            return np.where(cond, t, f).astype(_np(e.dtype))
+        if e.op == "pow":
+            a, b = (self.run(x, mask) for x in e.args)
+            return np.power(a, b).astype(_np(e.dtype))
+        x = self.run(e.args[0], mask)
+        return np.asarray(_unary(e.op, x)).astype(_np(e.dtype))
+
+    def _TensorLoad(self, e, mask):
+        data = self.values[e.tensor]
+        idx = [np.asarray(self.run(i, mask)).astype(np.int64) for i in e.indices]
+        active = None
+        if mask is not None and idx:
+            *idx, active = np.broadcast_arrays(*idx, np.asarray(mask))
+        elif idx:
+            idx = list(np.broadcast_arrays(*idx))
+        safe = []
+        for axis, (ix, extent) in enumerate(zip(idx, data.shape)):
+            bad = (ix < 0) | (ix >= extent)
+            if active is not None:
+                bad = bad & active
+            if bad.any():
+                where = np.argwhere(bad)[0]
+                raise ReferenceEvaluationError(
+                    f"read of {e.tensor.name!r} out of range: index {int(ix[tuple(where)])} "
+                    f"on dimension {axis} of extent {extent} (guard it with te.if_then_else)"
+                )
+            safe.append(np.where(active, ix, 0) if active is not None else ix)
+        return data[tuple(safe)]
+
+    def _Reduce(self, e, mask):
+        raise ReferenceEvaluationError("a reduction must be the top of a compute body")
+
+
+def _reduce(e: E.Reduce, ev: _Evaluator, grid_shape: tuple) -> np.ndarray:
+    cond = None
+    if e.condition is not None:
+        cond = np.broadcast_to(ev.run(e.condition, None), grid_shape)
+    src = np.broadcast_to(ev.run(e.source, cond), grid_shape)
+    dt = _np(e.dtype)
+    if e.combiner == "sum":
+        ident = np.zeros((), dt)
+        data = src if cond is None else np.where(cond, src, ident)
+        return data.sum(axis=1, dtype=dt)
+    if e.combiner == "max":
+        ident = np.array(dtypes.min_value(e.dtype), dt)
+        data = src if cond is None else np.where(cond, src, ident)
+        return data.max(axis=1, initial=ident)
+    ident = np.array(dtypes.max_value(e.dtype), dt)
+    data = src if cond is None else np.where(cond, src, ident)
+    return data.min(axis=1, initial=ident)
+
+
+def _eval_compute(op: ComputeOp, values: dict) -> np.ndarray:
+    shape = op.shape
+    body = op.body[0]
+    total = int(np.prod(shape))
+    red_axes = list(op.reduce_axis)
+    red_extents = [int(a.dom.extent) for a in red_axes]
+    red_total = int(np.prod(red_extents)) if red_axes else 1
+    out = np.empty(total, dtype=_np(op.dtype))
+    chunk = max(1, CHUNK_ELEMENTS // red_total)
+    red_index = np.unravel_index(np.arange(red_total), red_extents) if red_axes else ()
+    with np.errstate(all="ignore"):
+        for start in range(0, total, chunk):
+            flat = np.arange(start, min(total, start + chunk))
+            spatial = np.unravel_index(flat, shape)
+            env = {}
+            for iv, ix in zip(op.axis, spatial):
+                env[iv.var] = ix.astype(np.int32).reshape(-1, 1)
+            for iv, ix in zip(red_axes, red_index):
+                env[iv.var] = (ix + int(iv.dom.min)).astype(np.int32).reshape(1, -1)
+            ev = _Evaluator(env, values)
+            if isinstance(body, E.Reduce):
+                result = _reduce(body, ev, (len(flat), red_total))
+            else:
+                result = np.broadcast_to(ev.run(body, None), (len(flat), 1))[:, 0]
+            out[flat] = result
+    return out.reshape(shape)
+
+
+def evaluate(
+    tensors: Sequence[Tensor] | ComputeDAG,
+    inputs: Mapping[Tensor, np.ndarray] | Sequence[np.ndarray],
+) -> dict[Tensor, np.ndarray]:
+    """Evaluate every op of a DAG with numpy.
+
+    ``inputs`` maps each placeholder tensor to an array (or lists arrays in the DAG's
+    placeholder order). Returns a dict from every tensor of the DAG to its value.
+    """
+    dag = tensors if isinstance(tensors, ComputeDAG) else ComputeDAG(tensors)
+    placeholders = [op.output(0) for op in dag.placeholders]
+    if not isinstance(inputs, Mapping):
+        arrays = list(inputs)
+        if len(arrays) != len(placeholders):
+            raise ReferenceEvaluationError(
+                f"expected {len(placeholders)} input arrays "
+                f"({', '.join(t.name for t in placeholders)}), got {len(arrays)}"
+            )
+        inputs = dict(zip(placeholders, arrays))
+    values: dict[Tensor, np.ndarray] = {}
+    for t in placeholders:
+        if t not in inputs:
+            raise ReferenceEvaluationError(f"no input array for placeholder {t.name!r}")
+        arr = np.asarray(inputs[t])
+        if arr.shape != t.shape:
+            raise ReferenceEvaluationError(
+                f"input {t.name!r} has shape {arr.shape}, expected {t.shape}"
+            )
+        values[t] = arr.astype(_np(t.dtype), copy=False)
+    for op in dag.compute_ops:
+        values[op.output(0)] = _eval_compute(op, values)
+    return values
+
+
+def reference_outputs(args: Sequence[Tensor], arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Given a kernel's argument list and arrays for its inputs, the expected value of each arg.
+
+    ``arrays`` lines up with ``args``; entries for computed tensors are ignored.
+    """
+    inputs = {t: a for t, a in zip(args, arrays) if isinstance(t.op, PlaceholderOp)}
+    values = evaluate(list(args), inputs)
+    return [values[t] for t in args]

@@ -1,0 +1,313 @@
+"""Tensors and the operations that produce them: placeholder, compute, reduce_axis."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable, Sequence
+
+from ..errors import DSLError, DTypeError
+from . import dtypes
+from . import expr as E
+from .intrin import any_reduce
+
+
+class Operation:
+    """Base of the operations that produce tensors; compared by identity."""
+
+    name: str
+    tag: str
+    attrs: dict
+
+    def output(self, index: int = 0) -> Tensor:
+        """The ``index``-th output tensor (operations here have exactly one)."""
+        if index != 0:
+            raise DSLError(f"operation {self.name!r} has one output; asked for output {index}")
+        return self._output
+
+    @property
+    def num_outputs(self) -> int:
+        """Number of output tensors (always 1)."""
+        return 1
+
+    @property
+    def input_tensors(self) -> list[Tensor]:
+        """Tensors read by this operation, in first-use order."""
+        return []
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+@dataclass(frozen=True, eq=False)
+class Tensor:
+    """A multi-dimensional array produced by an operation; index it as ``A[i, j]``."""
+
+    op: Operation
+    value_index: int
+    shape: tuple
+    dtype: str
+
+    @property
+    def name(self) -> str:
+        """The producing operation's name."""
+        return self.op.name
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def __getitem__(self, indices: Any) -> E.PrimExpr:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(self.shape):
+            raise DSLError(
+                f"tensor {self.name!r} has {len(self.shape)} dimensions {self.shape} "
+                f"but was indexed with {len(indices)} indices"
+            )
+        converted = []
+        for axis, (idx, extent) in enumerate(zip(indices, self.shape)):
+            if isinstance(idx, slice):
+                raise DSLError(
+                    f"tensor {self.name!r}: slices are not supported in the DSL; "
+                    "index with expressions, one per dimension"
+                )
+            e = E.as_expr(idx)
+            if not dtypes.is_int(e.dtype):
+                raise DTypeError(
+                    f"tensor {self.name!r}: index {axis} is a {e.dtype} expression ({e}); "
+                    "indices must be integers (use .astype('int32'))"
+                )
+            if isinstance(e, E.IntImm) and not 0 <= e.value < extent:
+                raise DSLError(
+                    f"tensor {self.name!r}: constant index {e.value} is out of range for "
+                    f"dimension {axis} of extent {extent}"
+                )
+            converted.append(e)
+        return E.TensorLoad(self, tuple(converted), self.dtype)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self.shape}, op.name={self.name}, dtype={self.dtype})"
+
+
+@dataclass(eq=False)
+class PlaceholderOp(Operation):
+    """An input tensor supplied by the caller."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    tag: str = ""
+    attrs: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._output = Tensor(self, 0, self.shape, self.dtype)
+
+    __hash__ = Operation.__hash__
+    __eq__ = Operation.__eq__
+
+    def __repr__(self) -> str:
+        return f"placeholder({self.name}, {self.shape}, {self.dtype})"
+
+
+@dataclass(eq=False)
+class ComputeOp(Operation):
+    """A tensor defined elementwise by an expression of its axes (maybe a reduction)."""
+
+    name: str
+    axis: tuple
+    reduce_axis: tuple
+    body: tuple  # one expression (TVM keeps a list)
+    tag: str = ""
+    attrs: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        shape = tuple(int(iv.dom.extent) for iv in self.axis)
+        self._output = Tensor(self, 0, shape, self.body[0].dtype)
+        self._inputs = _tensors_read(self.body[0])
+
+    __hash__ = Operation.__hash__
+    __eq__ = Operation.__eq__
+
+    @property
+    def input_tensors(self) -> list[Tensor]:
+        """Tensors read by the body, in first-use order."""
+        return list(self._inputs)
+
+    @property
+    def shape(self) -> tuple:
+        """The output shape."""
+        return self._output.shape
+
+    @property
+    def dtype(self) -> str:
+        """The output dtype."""
+        return self._output.dtype
+
+    def __repr__(self) -> str:
+        return f"compute({self.name}, {self.shape}, {self.dtype})"
+
+
+def _tensors_read(e: E.PrimExpr) -> tuple:
+    seen: dict[int, Tensor] = {}
+    for node in E.post_order(e):
+        if isinstance(node, E.TensorLoad):
+            seen.setdefault(id(node.tensor), node.tensor)
+    return tuple(seen.values())
+
+
+def _static_shape(shape: object, what: str) -> tuple:
+    if isinstance(shape, (int, E.IntImm)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise DSLError(f"{what}: shape must be a tuple of ints, got {shape!r}")
+    out = []
+    for s in shape:
+        if isinstance(s, E.IntImm) or (isinstance(s, int) and not isinstance(s, bool)):
+            value = int(s)
+        else:
+            try:
+                import numpy as np
+
+                if isinstance(s, np.integer):
+                    value = int(s)
+                else:
+                    raise TypeError
+            except TypeError:
+                raise DSLError(
+                    f"{what}: dimension {s!r} is not a constant int; ansor_lab supports "
+                    "static shapes only"
+                ) from None
+        if value <= 0:
+            raise DSLError(f"{what}: dimension {value} must be positive (shape {tuple(shape)})")
+        out.append(value)
+    return tuple(out)
+
+
+def placeholder(shape: object, dtype: str = "float32", name: str = "placeholder") -> Tensor:
+    """An input tensor of static ``shape`` and ``dtype``."""
+    op = PlaceholderOp(name, _static_shape(shape, f"placeholder {name!r}"), dtypes.canonical(dtype))
+    return op.output(0)
+
+
+def var(name: str = "tindex", dtype: str = "int32") -> E.Var:
+    """A scalar variable (usable as a lambda index or in expressions; shapes stay static)."""
+    return E.Var(name, dtypes.canonical(dtype))
+
+
+def reduce_axis(dom: object, name: str = "rv") -> E.IterVar:
+    """A reduction axis over ``dom`` = (min, max) exclusive, like TVM: ``reduce_axis((0, K))``."""
+    if isinstance(dom, E.Range):
+        lo, extent = int(dom.min), int(dom.extent)
+    else:
+        try:
+            lo, hi = (int(x) for x in dom)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            raise DSLError(
+                f"reduce_axis {name!r}: dom must be (min, max) of constant ints, got {dom!r}"
+            ) from None
+        extent = hi - lo
+    if extent <= 0:
+        raise DSLError(f"reduce_axis {name!r}: empty range {dom!r}")
+    return E.IterVar(E.Var(name), E.Range.of(lo, extent), "reduce")
+
+
+THREAD_TAGS = (
+    "blockIdx.x", "blockIdx.y", "blockIdx.z",
+    "threadIdx.x", "threadIdx.y", "threadIdx.z",
+    "vthread", "vthread.x", "vthread.y", "vthread.z",
+)
+
+
+def thread_axis(dom: object = None, tag: str = "", name: str = "") -> E.IterVar:
+    """A hardware thread index to bind a loop to: ``te.thread_axis("threadIdx.x")``."""
+    if isinstance(dom, str):
+        dom, tag = None, dom
+    if tag not in THREAD_TAGS:
+        raise DSLError(f"unknown thread tag {tag!r}; use one of {', '.join(THREAD_TAGS)}")
+    rng = None
+    if dom is not None:
+        lo, hi = (int(x) for x in dom)  # type: ignore[union-attr]
+        rng = E.Range.of(lo, hi - lo)
+    return E.IterVar(E.Var(name or tag), rng, "thread", tag)
+
+
+def _arg_names(fcompute: Callable, ndim: int, name: str) -> list[str]:
+    try:
+        params = list(inspect.signature(fcompute).parameters.values())
+    except (TypeError, ValueError):
+        return [f"i{k}" for k in range(ndim)]
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return [f"i{k}" for k in range(ndim)]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if not len(required) <= ndim <= len(positional):
+        raise DSLError(
+            f"compute {name!r}: the shape has {ndim} dimensions but the lambda takes "
+            f"{len(positional)} index arguments; give one argument per dimension"
+        )
+    return [p.name for p in positional[:ndim]]
+
+
+def compute(
+    shape: object,
+    fcompute: Callable,
+    name: str = "compute",
+    tag: str = "",
+    attrs: dict | None = None,
+) -> Tensor:
+    """A tensor whose element at ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
+
+    The body may be a reduction at its top (``te.sum(A[i, k] * B[k, j], axis=k)``).
+    """
+    dims = _static_shape(shape, f"compute {name!r}")
+    names = _arg_names(fcompute, len(dims), name)
+    axis = tuple(
+        E.IterVar(E.Var(n), E.Range.of(0, extent), "spatial") for n, extent in zip(names, dims)
+    )
+    body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, (list, tuple)):
+        raise DSLError(
+            f"compute {name!r}: multiple outputs are not supported; write one te.compute per output"
+        )
+    if isinstance(body, Tensor):
+        raise DSLError(f"compute {name!r}: the lambda returned tensor {body.name!r}; index it")
+    body = E.as_expr(body)
+    reduce_axes: tuple = ()
+    if isinstance(body, E.Reduce):
+        reduce_axes = body.axis
+        inner = [body.source] + ([body.condition] if body.condition is not None else [])
+        if any(any_reduce(x) for x in inner):
+            raise DSLError(f"compute {name!r}: a reduction cannot contain another reduction")
+    elif any_reduce(body):
+        raise DSLError(
+            f"compute {name!r}: te.sum/te.max/te.min must be the outermost expression of the "
+            "body; compute the reduction in its own te.compute and combine it in another"
+        )
+    _check_free_vars(name, body, axis, reduce_axes)
+    op = ComputeOp(name, axis, reduce_axes, (body,), tag, dict(attrs or {}))
+    return op.output(0)
+
+
+def _check_free_vars(name: str, body: E.PrimExpr, axis: Sequence, reduce_axes: Sequence) -> None:
+    bound = {iv.var for iv in axis} | {iv.var for iv in reduce_axes}
+    for v in E.free_vars(body):
+        if v not in bound:
+            raise DSLError(
+                f"compute {name!r}: variable {v.name!r} is not an axis of this compute "
+                "(a reduction axis used outside te.sum, or a free te.var; shapes are static)"
+            )

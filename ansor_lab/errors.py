@@ -1,0 +1,47 @@
+"""The exceptions of ansor_lab.
+
+A leaf module (it imports nothing of ours) so that every layer may raise these; each
+message says what went wrong and what to write instead.
+"""
+
+from __future__ import annotations
+
+
+class AnsorLabError(Exception):
+    """Base class of every error ansor_lab raises on purpose."""
+
+
+class DSLError(AnsorLabError, ValueError):
+    """A tensor expression is malformed (wrong arity, dtype mismatch, bad index...)."""
+
+
+class DTypeError(DSLError, TypeError):
+    """Two operands or a value and its destination disagree on dtype."""
+
+
+class IRError(AnsorLabError, ValueError):
+    """A loop-IR program is malformed; raised by the verifier and IR constructors."""
+
+
+class ScheduleError(AnsorLabError, ValueError):
+    """An illegal schedule step; the schedule and its trace are left unchanged."""
+
+
+class LoweringError(AnsorLabError, ValueError):
+    """A schedule cannot be lowered to loop IR."""
+
+
+class CodegenError(AnsorLabError, RuntimeError):
+    """The backend could not generate or compile code for a program."""
+
+
+class RuntimeArgumentError(AnsorLabError, ValueError):
+    """A built function was called with arrays of the wrong shape, dtype or layout."""
+
+
+class KernelRuntimeError(AnsorLabError, RuntimeError):
+    """A compiled kernel reported a failure while running (e.g. out of memory)."""
+
+
+class ReferenceEvaluationError(AnsorLabError, ValueError):
+    """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""

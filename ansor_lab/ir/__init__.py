@@ -1,0 +1,16 @@
+"""The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
+
+from .nodes import (
+    NOP, Allocate, Block, Broadcast, Buffer, BufferLoad, BufferStore, Evaluate, For,
+    IfThenElse, IRModule, LetStmt, PrimFunc, Ramp, SeqStmt, Stmt, seq,
+)
+from .simplify import Analyzer, simplify, simplify_expr, simplify_stmt, substitute_stmt
+from .verify import verify
+from .visitor import IRMutator, post_order_visit, walk_stmts
+
+__all__ = [
+    "NOP", "Allocate", "Block", "Broadcast", "Buffer", "BufferLoad", "BufferStore",
+    "Evaluate", "For", "IfThenElse", "IRModule", "LetStmt", "PrimFunc", "Ramp", "SeqStmt",
+    "Stmt", "seq", "Analyzer", "simplify", "simplify_expr", "simplify_stmt",
+    "substitute_stmt", "verify", "IRMutator", "post_order_visit", "walk_stmts",
+]

@@ -1,0 +1,308 @@
+"""Loop-IR nodes: buffers, statements, PrimFunc and IRModule.
+
+Scalar expressions are the DSL's (``dsl.expr``); the IR adds ``BufferLoad`` and the
+vector nodes ``Ramp`` / ``Broadcast``. Every node is an immutable value with structural
+equality; buffers and variables compare by identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dsl import dtypes
+from ..dsl import expr as E
+from ..dsl.printer import register_printer
+from ..errors import IRError
+
+# --------------------------------------------------------------------------------------
+# Buffers and buffer expressions
+
+SCOPES = ("global", "shared", "local")
+
+
+@dataclass(frozen=True, eq=False)
+class Buffer:
+    """A dense row-major array: name, static shape, dtype and memory scope."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    scope: str = "global"
+
+    def __post_init__(self) -> None:
+        if self.scope not in SCOPES:
+            raise IRError(f"buffer {self.name!r}: unknown scope {self.scope!r}; use {SCOPES}")
+        if any(not isinstance(s, int) or s <= 0 for s in self.shape):
+            raise IRError(f"buffer {self.name!r}: shape {self.shape} must be positive ints")
+
+    @property
+    def strides(self) -> tuple:
+        """Row-major strides in elements."""
+        out = []
+        acc = 1
+        for extent in reversed(self.shape):
+            out.append(acc)
+            acc *= extent
+        return tuple(reversed(out))
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of storage."""
+        return self.size * dtypes.itemsize(self.dtype)
+
+    def __getitem__(self, indices: Any) -> BufferLoad:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return BufferLoad(self, tuple(E.as_expr(i) for i in indices), self.dtype)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name}, {self.shape}, {self.dtype}, {self.scope})"
+
+
+@E._node
+class BufferLoad(E.PrimExpr):
+    """Read ``buffer[indices]`` (``dtype`` has ``lanes`` > 1 when indices hold a Ramp)."""
+
+    buffer: Buffer
+    indices: tuple
+    dtype: str
+
+
+@E._node
+class Ramp(E.PrimExpr):
+    """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
+
+    base: E.PrimExpr
+    stride: E.PrimExpr
+    lanes: int
+    dtype: str
+
+
+@E._node
+class Broadcast(E.PrimExpr):
+    """A scalar repeated over ``lanes`` vector lanes."""
+
+    value: E.PrimExpr
+    lanes: int
+    dtype: str
+
+
+def _print_load(e: BufferLoad, text) -> tuple[str, int]:
+    return f"{e.buffer.name}[{', '.join(text(i) for i in e.indices)}]", 9
+
+
+register_printer(BufferLoad, _print_load)
+register_printer(Ramp, lambda e, text: (f"T.Ramp({text(e.base)}, {text(e.stride)}, {e.lanes})", 9))
+register_printer(Broadcast, lambda e, text: (f"T.Broadcast({text(e.value)}, {e.lanes})", 9))
+
+# --------------------------------------------------------------------------------------
+# Statements
+
+
+class Stmt:
+    """Base class of statements."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        from .printer import stmt_to_str
+
+        return stmt_to_str(self)
+
+    __str__ = __repr__
+
+
+def _stmt(cls):
+    return dataclass(frozen=True, slots=True, repr=False)(cls)
+
+
+#: Loop kinds. "thread_binding" loops carry ``thread_tag``.
+FOR_KINDS = ("serial", "parallel", "vectorized", "unrolled", "thread_binding")
+
+
+@_stmt
+class For(Stmt):
+    """``for loop_var in range(min, min + extent)`` of a given kind."""
+
+    loop_var: E.Var
+    min: E.PrimExpr
+    extent: E.PrimExpr
+    kind: str
+    body: Stmt
+    thread_tag: str = ""
+    annotations: tuple = ()  # sorted (key, value) pairs, e.g. ("pragma_auto_unroll_max_step", 16)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FOR_KINDS:
+            raise IRError(f"loop {self.loop_var.name}: unknown kind {self.kind!r}")
+
+    def annotation(self, key: str, default: Any = None) -> Any:
+        """The value of annotation ``key``."""
+        return dict(self.annotations).get(key, default)
+
+
+@_stmt
+class BufferStore(Stmt):
+    """``buffer[indices] = value``."""
+
+    buffer: Buffer
+    value: E.PrimExpr
+    indices: tuple
+
+
+@_stmt
+class Allocate(Stmt):
+    """Storage for ``buffer`` that lives while ``body`` runs."""
+
+    buffer: Buffer
+    body: Stmt
+
+
+@_stmt
+class IfThenElse(Stmt):
+    """Run ``then_case`` when ``condition`` holds, else ``else_case`` (may be None)."""
+
+    condition: E.PrimExpr
+    then_case: Stmt
+    else_case: Stmt | None = None
+
+
+@_stmt
+class LetStmt(Stmt):
+    """Bind ``var`` to ``value`` in ``body``."""
+
+    var: E.Var
+    value: E.PrimExpr
+    body: Stmt
+
+
+@_stmt
+class SeqStmt(Stmt):
+    """Statements run in order."""
+
+    seq: tuple
+
+
+@_stmt
+class Evaluate(Stmt):
+    """Evaluate an expression for its effect (a no-op for pure expressions)."""
+
+    value: E.PrimExpr
+
+
+@_stmt
+class Block(Stmt):
+    """Marks the statements that compute one stage (``name``); no effect on execution."""
+
+    name: str
+    body: Stmt
+    annotations: tuple = ()
+
+
+def seq(*stmts: Stmt | None) -> Stmt:
+    """A flattened SeqStmt (a single statement stays itself; Nones are dropped)."""
+    flat: list[Stmt] = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.seq)
+        else:
+            flat.append(s)
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(tuple(flat))
+
+
+NOP = SeqStmt(())
+
+# --------------------------------------------------------------------------------------
+# Functions and modules
+
+
+@dataclass(frozen=True, eq=False)
+class PrimFunc:
+    """A function over buffers: ``params`` are the arguments, ``body`` the loop nest.
+
+    ``source`` keeps what the function was made from (the ComputeDAG and argument
+    tensors for ``te.create_prim_func``) so a schedule can be created from it; it takes
+    no part in equality.
+    """
+
+    params: tuple
+    body: Stmt
+    name: str = "main"
+    attrs: tuple = ()
+    source: Any = field(default=None, compare=False)
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        """The same function with another body."""
+        return PrimFunc(self.params, body, self.name, self.attrs, self.source)
+
+    def script(self) -> str:
+        """TVMScript-like text of the function."""
+        from .printer import func_to_str
+
+        return func_to_str(self)
+
+    def show(self) -> None:
+        """Print the function's text."""
+        print(self.script())
+
+    def __repr__(self) -> str:
+        return self.script()
+
+    __str__ = __repr__
+
+
+class IRModule:
+    """A set of PrimFuncs by name (``tvm.lower`` returns one)."""
+
+    def __init__(self, functions: dict[str, PrimFunc]) -> None:
+        self.functions = dict(functions)
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise IRError(
+                f"module has no function {name!r}; it has {', '.join(self.functions)}"
+            ) from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions
+
+    def __iter__(self):
+        return iter(self.functions.items())
+
+    def get_global_vars(self) -> list[str]:
+        """Names of the functions."""
+        return list(self.functions)
+
+    def script(self) -> str:
+        """TVMScript-like text of every function."""
+        return "\n\n".join(f.script() for f in self.functions.values())
+
+    def show(self) -> None:
+        """Print the module's text."""
+        print(self.script())
+
+    def __repr__(self) -> str:
+        return self.script()
+
+    __str__ = __repr__

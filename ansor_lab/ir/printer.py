@@ -1,0 +1,100 @@
+"""TVMScript-like text of loop IR (``T.Buffer``, ``T.parallel``, ``T.alloc_buffer``)."""
+
+from __future__ import annotations
+
+from ..dsl.expr import IntImm
+from ..dsl.printer import text as expr_text
+from . import nodes as N
+
+_KIND_CALL = {
+    "parallel": "T.parallel",
+    "vectorized": "T.vectorized",
+    "unrolled": "T.unroll",
+    "thread_binding": "T.thread_binding",
+}
+
+
+def _range_text(loop: N.For) -> str:
+    lo, ext = loop.min, loop.extent
+    if isinstance(lo, IntImm) and lo.value == 0:
+        args = expr_text(ext)
+    elif isinstance(lo, IntImm) and isinstance(ext, IntImm):
+        args = f"{lo.value}, {lo.value + ext.value}"
+    else:
+        args = f"{expr_text(lo)}, {expr_text(lo)} + {expr_text(ext)}"
+    extras = []
+    if loop.kind == "thread_binding":
+        extras.append(f'thread="{loop.thread_tag}"')
+    if loop.annotations:
+        items = ", ".join(f'"{k}": {v!r}' for k, v in loop.annotations)
+        extras.append(f"annotations={{{items}}}")
+    call = _KIND_CALL.get(loop.kind)
+    if call is None and not extras:
+        return f"range({args})"
+    return f"{call or 'T.serial'}({', '.join([args] + extras)})"
+
+
+def _buffer_decl(b: N.Buffer) -> str:
+    shape = ", ".join(str(s) for s in b.shape)
+    shape = f"({shape},)" if len(b.shape) == 1 else f"({shape})"
+    return shape
+
+
+class _Printer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    def stmt(self, s: N.Stmt, indent: int) -> None:
+        if isinstance(s, N.SeqStmt):
+            if not s.seq:
+                self.emit(indent, "T.evaluate(0)")
+            for item in s.seq:
+                self.stmt(item, indent)
+        elif isinstance(s, N.For):
+            self.emit(indent, f"for {s.loop_var.name} in {_range_text(s)}:")
+            self.stmt(s.body, indent + 1)
+        elif isinstance(s, N.BufferStore):
+            idx = ", ".join(expr_text(i) for i in s.indices)
+            self.emit(indent, f"{s.buffer.name}[{idx}] = {expr_text(s.value)}")
+        elif isinstance(s, N.Allocate):
+            b = s.buffer
+            scope = f', scope="{b.scope}"' if b.scope != "global" else ""
+            self.emit(indent, f'{b.name} = T.alloc_buffer({_buffer_decl(b)}, "{b.dtype}"{scope})')
+            self.stmt(s.body, indent)
+        elif isinstance(s, N.IfThenElse):
+            self.emit(indent, f"if {expr_text(s.condition)}:")
+            self.stmt(s.then_case, indent + 1)
+            if s.else_case is not None:
+                self.emit(indent, "else:")
+                self.stmt(s.else_case, indent + 1)
+        elif isinstance(s, N.LetStmt):
+            self.emit(indent, f"{s.var.name}: T.{s.var.dtype} = {expr_text(s.value)}")
+            self.stmt(s.body, indent)
+        elif isinstance(s, N.Evaluate):
+            self.emit(indent, f"T.evaluate({expr_text(s.value)})")
+        elif isinstance(s, N.Block):
+            note = "".join(f", {k}={v!r}" for k, v in s.annotations)
+            self.emit(indent, f'# stage "{s.name}"{note}')
+            self.stmt(s.body, indent)
+        else:
+            self.emit(indent, f"<{type(s).__name__}>")
+
+
+def stmt_to_str(s: N.Stmt) -> str:
+    """The text of a statement."""
+    p = _Printer()
+    p.stmt(s, 0)
+    return "\n".join(p.lines)
+
+
+def func_to_str(f: N.PrimFunc) -> str:
+    """The text of a PrimFunc, as a ``@T.prim_func`` definition."""
+    params = ", ".join(f'{b.name}: T.Buffer({_buffer_decl(b)}, "{b.dtype}")' for b in f.params)
+    p = _Printer()
+    p.emit(0, "@T.prim_func")
+    p.emit(0, f"def {f.name}({params}):")
+    p.stmt(f.body, 1)
+    return "\n".join(p.lines)

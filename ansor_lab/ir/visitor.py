@@ -1,0 +1,104 @@
+"""One small visitor/mutator base for every IR pass.
+
+A pass subclasses :class:`IRMutator` and defines ``stmt_<NodeName>`` or
+``expr_<NodeName>`` for the nodes it rewrites; every other node is rebuilt from its
+mutated children (and kept as the same object when nothing changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from ..dsl import expr as E
+from . import nodes as N
+
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def stmt_fields(s: N.Stmt) -> tuple[str, ...]:
+    """Field names of a statement node."""
+    cls = type(s)
+    names = _STMT_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        _STMT_FIELDS[cls] = names
+    return names
+
+
+class IRMutator:
+    """Rebuilds statements and expressions bottom-up; override per node kind."""
+
+    def visit_expr(self, e: E.PrimExpr) -> E.PrimExpr:
+        """Mutate one expression."""
+        method = getattr(self, "expr_" + type(e).__name__, None)
+        if method is not None:
+            return method(e)
+        return E.map_children(e, self.visit_expr)
+
+    def visit_stmt(self, s: N.Stmt) -> N.Stmt:
+        """Mutate one statement."""
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is not None:
+            return method(s)
+        return self.default_stmt(s)
+
+    def _value(self, v):
+        if isinstance(v, N.Stmt):
+            return self.visit_stmt(v)
+        if isinstance(v, E.PrimExpr):
+            return self.visit_expr(v)
+        if isinstance(v, tuple) and v and isinstance(v[0], (N.Stmt, E.PrimExpr)):
+            return tuple(self._value(x) for x in v)
+        return v
+
+    def default_stmt(self, s: N.Stmt) -> N.Stmt:
+        """Rebuild ``s`` from mutated children."""
+        changes = {}
+        for name in stmt_fields(s):
+            old = getattr(s, name)
+            new = self._value(old)
+            if new is not old and not (
+                isinstance(old, tuple) and all(a is b for a, b in zip(old, new))
+            ):
+                changes[name] = new
+        if not changes:
+            return s
+        if isinstance(s, N.SeqStmt):
+            return N.seq(*changes["seq"])
+        return dataclasses.replace(s, **changes)
+
+
+def walk_stmts(s: N.Stmt) -> Iterator[N.Stmt]:
+    """Every statement under ``s`` (``s`` included), parents before children."""
+    stack = [s]
+    while stack:
+        node = stack.pop()
+        yield node
+        kids = []
+        for name in stmt_fields(node):
+            v = getattr(node, name)
+            if isinstance(v, N.Stmt):
+                kids.append(v)
+            elif isinstance(v, tuple):
+                kids.extend(x for x in v if isinstance(x, N.Stmt))
+        stack.extend(reversed(kids))
+
+
+def stmt_exprs(s: N.Stmt) -> Iterator[E.PrimExpr]:
+    """The expressions held directly by one statement (not by nested statements)."""
+    for name in stmt_fields(s):
+        v = getattr(s, name)
+        if isinstance(v, E.PrimExpr):
+            yield v
+        elif isinstance(v, tuple):
+            yield from (x for x in v if isinstance(x, E.PrimExpr))
+
+
+def post_order_visit(s: N.Stmt, fn: Callable[[object], None]) -> None:
+    """Call ``fn`` on every statement and every sub-expression under ``s``."""
+    for node in walk_stmts(s):
+        fn(node)
+        for e in stmt_exprs(node):
+            for sub in E.post_order(e):
+                fn(sub)

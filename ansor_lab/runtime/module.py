@@ -1,0 +1,231 @@
+"""Built modules: callable on numpy arrays, timed by ``time_evaluator``."""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+import time
+from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..codegen.llvm import CompiledLLVM
+from ..codegen.target import Target
+from ..errors import KernelRuntimeError, RuntimeArgumentError
+from ..ir import nodes as N
+from ..ir.visitor import walk_stmts
+from .ndarray import Device, as_numpy_view, cpu
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Times of each repeat in seconds (each the mean over ``number`` runs)."""
+
+    results: tuple
+
+    @property
+    def mean(self) -> float:
+        """Mean over repeats."""
+        return statistics.fmean(self.results)
+
+    @property
+    def median(self) -> float:
+        """Median over repeats."""
+        return statistics.median(self.results)
+
+    @property
+    def min(self) -> float:
+        """Fastest repeat."""
+        return min(self.results)
+
+    @property
+    def max(self) -> float:
+        """Slowest repeat."""
+        return max(self.results)
+
+    @property
+    def std(self) -> float:
+        """Standard deviation over repeats (0 for one repeat)."""
+        return statistics.pstdev(self.results) if len(self.results) > 1 else 0.0
+
+    def __str__(self) -> str:
+        return (
+            f"Execution time summary:\n mean (ms)   median (ms)    max (ms)     min (ms)     "
+            f"std (ms)\n {self.mean * 1e3:10.4f}  {self.median * 1e3:10.4f}  "
+            f"{self.max * 1e3:10.4f}  {self.min * 1e3:10.4f}  {self.std * 1e3:10.4f}"
+        )
+
+
+ProfileResult = BenchmarkResult
+
+
+def written_params(func: N.PrimFunc) -> set:
+    """Parameters the function stores into (its outputs)."""
+    params = set(func.params)
+    return {s.buffer for s in walk_stmts(func.body)
+            if isinstance(s, N.BufferStore) and s.buffer in params}
+
+
+class Module:
+    """A compiled PrimFunc. Call it with numpy arrays (or NDArrays), outputs included."""
+
+    def __init__(self, func: N.PrimFunc, target: Target, compiled: CompiledLLVM) -> None:
+        self.func = func
+        self.target = target
+        self.compiled = compiled
+        self.entry_name = func.name
+        self.type_key = "llvm"
+        self.imported_modules: list = []
+        self._outputs = written_params(func)
+        n = len(func.params)
+        self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(
+            compiled.entry_address
+        )
+        self._repeat = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *([ctypes.c_void_p] * n))(
+            compiled.repeat_address
+        )
+
+    # -- calling --------------------------------------------------------------------
+    def _pointers(self, args: Sequence[object]) -> list[int]:
+        params = self.func.params
+        if len(args) != len(params):
+            names = ", ".join(b.name for b in params)
+            raise RuntimeArgumentError(
+                f"{self.entry_name} takes {len(params)} arrays ({names}), got {len(args)}"
+            )
+        arrays = [as_numpy_view(a) for a in args]
+        for arr, buf in zip(arrays, params):
+            if arr.shape != buf.shape:
+                raise RuntimeArgumentError(
+                    f"argument {buf.name!r} has shape {arr.shape}, expected {buf.shape}"
+                )
+            if arr.dtype.name != buf.dtype:
+                raise RuntimeArgumentError(
+                    f"argument {buf.name!r} has dtype {arr.dtype.name}, expected {buf.dtype}; "
+                    f"convert it with .astype('{buf.dtype}')"
+                )
+            if not arr.flags.c_contiguous:
+                raise RuntimeArgumentError(
+                    f"argument {buf.name!r} is not C-contiguous (a transposed view or slice?); "
+                    "pass np.ascontiguousarray(x)"
+                )
+            if buf in self._outputs and not arr.flags.writeable:
+                raise RuntimeArgumentError(f"output argument {buf.name!r} is read-only")
+        for i in range(len(arrays)):
+            for j in range(i + 1, len(arrays)):
+                written = params[i] in self._outputs or params[j] in self._outputs
+                if written and np.may_share_memory(arrays[i], arrays[j]):
+                    raise RuntimeArgumentError(
+                        f"arguments {params[i].name!r} and {params[j].name!r} share memory; "
+                        "the kernel assumes distinct buffers, pass separate arrays"
+                    )
+        return [a.ctypes.data for a in arrays]
+
+    def __call__(self, *args: object) -> None:
+        ptrs = self._pointers(args)
+        rc = self._entry(*ptrs)
+        self._check(rc)
+
+    def _check(self, rc: int) -> None:
+        if rc != 0:
+            raise KernelRuntimeError(
+                f"kernel {self.entry_name!r} failed with code {rc} (a buffer allocation failed: "
+                "out of memory)"
+            )
+
+    # -- TVM-compatible accessors ---------------------------------------------------
+    def __getitem__(self, name: str) -> Module:
+        return self.get_function(name)
+
+    def get_function(self, name: str) -> Module:
+        """The function ``name`` (a module holds one)."""
+        if name != self.entry_name:
+            raise RuntimeArgumentError(
+                f"module has no function {name!r}; its function is {self.entry_name!r}"
+            )
+        return self
+
+    def get_source(self, fmt: str = "ll") -> str:
+        """``"ll"``: optimized LLVM IR; ``"ll-unopt"``; ``"asm"``/``"s"``: assembly; ``"tir"``."""
+        if fmt in ("ll", "llvm"):
+            return self.compiled.optimized_ir
+        if fmt in ("ll-unopt", "ll_unopt"):
+            return self.compiled.ir_text
+        if fmt in ("asm", "s"):
+            return self.compiled.assembly()
+        if fmt in ("tir", "", "script"):
+            return self.func.script()
+        raise RuntimeArgumentError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'tir'")
+
+    def export_library(self, path: str) -> None:
+        """Not supported: JIT modules live in this process."""
+        raise RuntimeArgumentError(
+            "export_library is not supported: ansor_lab JIT-compiles in process; save the "
+            "schedule's trace (sch.trace.as_json()) and rebuild from it instead"
+        )
+
+    # -- timing ---------------------------------------------------------------------
+    def time_evaluator(
+        self,
+        func_name: str | None = None,
+        dev: Device | None = None,
+        number: int = 10,
+        repeat: int = 1,
+        min_repeat_ms: float = 0,
+        enable_cpu_cache_flush: bool = False,
+        cooldown_interval_ms: float = 0,
+        **unused: object,
+    ) -> Callable[..., BenchmarkResult]:
+        """A function that runs the kernel and returns a BenchmarkResult.
+
+        One warm-up call first; then ``repeat`` measurements, each the mean of ``number``
+        back-to-back runs (raised until a repeat lasts ``min_repeat_ms``). The loop runs in
+        native code, so Python's call overhead (about a microsecond) is paid once per
+        repeat, not per run. With ``enable_cpu_cache_flush`` the CPU caches are flushed
+        before every repeat (use it with number=1 to time a cold kernel).
+        """
+        if func_name not in (None, self.entry_name):
+            self.get_function(func_name)
+        dev = dev or cpu()
+        if number < 1 or repeat < 1:
+            raise RuntimeArgumentError("number and repeat must be at least 1")
+        flush = _CacheFlusher(self.target) if enable_cpu_cache_flush else None
+
+        def evaluate(*args: object) -> BenchmarkResult:
+            ptrs = self._pointers(args)
+            self._check(self._entry(*ptrs))  # warm-up
+            n = number
+            results = []
+            for r in range(repeat):
+                if flush is not None:
+                    flush()
+                while True:
+                    start = time.perf_counter()
+                    rc = self._repeat(n, *ptrs)
+                    elapsed = time.perf_counter() - start
+                    self._check(rc)
+                    if elapsed * 1e3 >= min_repeat_ms or min_repeat_ms <= 0:
+                        break
+                    # TVM's rule: grow the count towards the minimum time, at least doubling
+                    n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.618))
+                results.append(elapsed / n)
+                if cooldown_interval_ms > 0 and r + 1 < repeat:
+                    time.sleep(cooldown_interval_ms / 1e3)
+            return BenchmarkResult(tuple(results))
+
+        return evaluate
+
+    def __repr__(self) -> str:
+        return f"Module({self.entry_name}, target={self.target})"
+
+
+class _CacheFlusher:
+    """Evicts the CPU caches by streaming through a buffer larger than the last level."""
+
+    def __init__(self, target: Target) -> None:
+        size = max(target.l3_bytes, target.l2_bytes, 8 << 20) * 2
+        self.buf = np.zeros(size // 8, dtype=np.float64)
+
+    def __call__(self) -> None:
+        self.buf += 1.0

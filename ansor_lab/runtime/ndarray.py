@@ -1,0 +1,126 @@
+"""Devices and NDArrays with TVM's spelling (``tvm.cpu()``, ``tvm.nd.array(x, dev)``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dsl import dtypes
+from ..errors import RuntimeArgumentError
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device: ``kind`` "cpu" or "cuda" and its index."""
+
+    kind: str = "cpu"
+    index: int = 0
+
+    @property
+    def device_type(self) -> int:
+        """TVM's numeric device type (1 = cpu, 2 = cuda)."""
+        return 1 if self.kind == "cpu" else 2
+
+    @property
+    def device_id(self) -> int:
+        """The index of the device."""
+        return self.index
+
+    @property
+    def exist(self) -> bool:
+        """Whether this device is present on the machine."""
+        if self.kind == "cpu":
+            return True
+        from .cuda_support import cuda_available
+
+        return cuda_available()
+
+    def sync(self) -> None:
+        """Wait for work on the device to finish (CPU work is synchronous)."""
+
+    def __str__(self) -> str:
+        return f"{self.kind}({self.index})"
+
+
+def cpu(index: int = 0) -> Device:
+    """The host CPU."""
+    return Device("cpu", index)
+
+
+def cuda(index: int = 0) -> Device:
+    """A CUDA GPU (``.exist`` says whether one is present)."""
+    return Device("cuda", index)
+
+
+gpu = cuda
+
+
+class NDArray:
+    """A contiguous array on a device; on the CPU it wraps a numpy array without copying."""
+
+    def __init__(self, data: np.ndarray, device: Device | None = None) -> None:
+        self._data = np.ascontiguousarray(data)
+        self.device = device or cpu()
+
+    @property
+    def shape(self) -> tuple:
+        """The array's shape."""
+        return self._data.shape
+
+    @property
+    def dtype(self) -> str:
+        """The dtype name."""
+        return self._data.dtype.name
+
+    def numpy(self) -> np.ndarray:
+        """A numpy copy of the contents."""
+        return self._data.copy()
+
+    asnumpy = numpy
+
+    def copyfrom(self, source: object) -> NDArray:
+        """Overwrite the contents from a numpy array or NDArray of the same shape."""
+        src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
+        if src.shape != self.shape:
+            raise RuntimeArgumentError(f"copyfrom: shape {src.shape} != {self.shape}")
+        self._data[...] = src
+        return self
+
+    def copyto(self, target: object) -> NDArray:
+        """Copy into another NDArray, or to a new one on a device."""
+        if isinstance(target, NDArray):
+            return target.copyfrom(self)
+        return NDArray(self._data.copy(), target)  # type: ignore[arg-type]
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"<NDArray {self.shape} {self.dtype} @ {self.device}>\n{self._data!r}"
+
+
+def array(data: object, device: Device | None = None) -> NDArray:
+    """An NDArray holding a copy of ``data``."""
+    arr = np.array(data.numpy() if isinstance(data, NDArray) else data, copy=True)
+    if arr.dtype.name not in dtypes.SUPPORTED:
+        raise RuntimeArgumentError(
+            f"dtype {arr.dtype.name} is not supported; use one of {', '.join(dtypes.SUPPORTED)}"
+        )
+    return NDArray(arr, device)
+
+
+def empty(shape: object, dtype: str = "float32", device: Device | None = None) -> NDArray:
+    """An uninitialised NDArray."""
+    return NDArray(np.empty(tuple(shape), dtype=dtypes.canonical(dtype)), device)  # type: ignore[arg-type]
+
+
+def as_numpy_view(x: object) -> np.ndarray:
+    """The numpy array behind an argument (NDArray or numpy array), without copying."""
+    if isinstance(x, NDArray):
+        return x._data
+    if isinstance(x, np.ndarray):
+        return x
+    raise RuntimeArgumentError(
+        f"kernel arguments are numpy arrays or ansor_lab.nd arrays, got {type(x).__name__}"
+    )

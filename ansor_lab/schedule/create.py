@@ -1,0 +1,42 @@
+"""``te.create_prim_func``: the default loop program of a list of tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl.tensor import Tensor
+from ..errors import LoweringError
+from ..ir import nodes as N
+from .lower import lower_state
+from .state import State
+
+
+@dataclass(frozen=True)
+class PrimFuncSource:
+    """What a PrimFunc was created from: its argument tensors (outputs last)."""
+
+    args: tuple
+
+    def outputs(self) -> list[Tensor]:
+        """The args no other arg is computed from (the computed tensors)."""
+        return [t for t in self.args if not _is_placeholder(t)]
+
+
+def _is_placeholder(t: Tensor) -> bool:
+    from ..dsl.tensor import PlaceholderOp
+
+    return isinstance(t.op, PlaceholderOp)
+
+
+def create_prim_func(args: list[Tensor], name: str = "main") -> N.PrimFunc:
+    """The unscheduled PrimFunc over ``args`` (inputs and outputs), ready for tir.Schedule."""
+    args = list(args)
+    if not args or not all(isinstance(t, Tensor) for t in args):
+        raise LoweringError("create_prim_func takes a list of tensors, e.g. [A, B, C]")
+    src = PrimFuncSource(tuple(args))
+    outputs = src.outputs()
+    if not outputs:
+        raise LoweringError("create_prim_func needs at least one computed tensor in the list")
+    state = State.create(outputs, args)
+    func = lower_state(state, args, name)
+    return N.PrimFunc(func.params, func.body, name, func.attrs, src)

@@ -1,0 +1,472 @@
+"""Lowering a schedule State to a loop-IR PrimFunc.
+
+The steps, in order:
+
+1. inline the bodies of inlined stages into their consumers;
+2. bound inference: in reverse topological order, each stage attached at a consumer's
+   loop gets the region of its output that the loops inside that point read (the inner
+   loops are relaxed over their ranges, the outer ones stay symbolic); a root stage's
+   region is its whole shape;
+3. each stage's loop nest: leaf loops from the split/fuse relations over its region,
+   the reduction init placed just above the first reduction loop (over the spatial
+   loops below it), guards where a split does not divide its loop, attached stages
+   (with their region-sized buffers) at the top of the loop they are attached to;
+4. simplify and verify.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl import expr as E
+from ..dsl.intrin import reduce_identity
+from ..dsl.tensor import ComputeOp, PlaceholderOp, Tensor
+from ..errors import LoweringError
+from ..ir import nodes as N
+from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
+from ..ir.verify import verify
+from .state import Split, Stage, State
+
+_KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass
+class _StageInfo:
+    """What lowering derives for one stage: region, loops and index expressions."""
+
+    region_min: list  # per root iter (spatial first): PrimExpr
+    region_ext: list  # per root iter: int
+    extents: dict  # iter name -> int
+    leaf_vars: dict  # leaf name -> Var
+    values: dict  # iter name -> PrimExpr over leaf vars (offset within the region)
+    guards: list  # (condition, is_reduce) pairs
+    buffer: N.Buffer | None = None
+
+
+class _Lowerer:
+    def __init__(self, state: State, args: list[Tensor], name: str) -> None:
+        self.state = state
+        self.args = args
+        self.name = name
+        self.used_names: dict[str, int] = {}
+        self.params = [N.Buffer(t.name, tuple(t.shape), t.dtype) for t in args]
+        self.arg_buffer = {id(t.op): b for t, b in zip(args, self.params)}
+        self.stages = [s for s in state.stages.values() if s.is_compute]
+        self.by_name = {s.name: s for s in self.stages}
+        self.info: dict[str, _StageInfo] = {}
+        self.bodies: dict[str, E.PrimExpr] = {}
+        self.attached: dict[tuple, list[Stage]] = {}
+        for s in self.stages:
+            if s.attach[0] == "at":
+                self.attached.setdefault((s.attach[1], s.attach[2]), []).append(s)
+
+    # -- naming ---------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        n = self.used_names.get(base, 0)
+        self.used_names[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
+    # -- step 1: inlining -----------------------------------------------------------
+    def body(self, stage: Stage) -> E.PrimExpr:
+        if stage.name in self.bodies:
+            return self.bodies[stage.name]
+        op = stage.op
+        inline_ops = {id(s.op): s for s in self.stages if s.attach[0] == "inline"}
+
+        def visit(e: E.PrimExpr) -> E.PrimExpr:
+            if isinstance(e, E.TensorLoad) and id(e.tensor.op) in inline_ops:
+                producer = inline_ops[id(e.tensor.op)]
+                pbody = self.body(producer)
+                idx = tuple(visit(i) for i in e.indices)
+                mapping = {iv.var: i for iv, i in zip(producer.op.axis, idx)}
+                return E.substitute(pbody, mapping)
+            return E.map_children(e, visit)
+
+        result = visit(op.body[0])
+        self.bodies[stage.name] = result
+        return result
+
+    def reads(self, stage: Stage, producer: Stage) -> list[tuple]:
+        """Index tuples with which ``stage`` (after inlining) reads ``producer``."""
+        out = []
+        for node in E.post_order(self.body(stage)):
+            if isinstance(node, E.TensorLoad) and node.tensor.op is producer.op:
+                out.append(node.indices)
+        return out
+
+    # -- step 2: bound inference ----------------------------------------------------
+    def root_vars(self, stage: Stage) -> list[E.Var]:
+        op = stage.op
+        return [iv.var for iv in op.axis] + [iv.var for iv in op.reduce_axis]
+
+    def root_values(self, stage: Stage) -> dict:
+        """Root var -> absolute index expression over the stage's leaf vars."""
+        info = self.info[stage.name]
+        out = {}
+        for var, it, lo in zip(self.root_vars(stage), stage.root, info.region_min):
+            out[var] = _add(lo, info.values[it.name])
+        return out
+
+    def chain_to(self, stage: Stage, target: Stage) -> list[Stage] | None:
+        """Stages from ``stage`` up its attach chain to (not including) ``target``."""
+        chain = []
+        cur = stage
+        while cur is not target:
+            chain.append(cur)
+            if cur.attach[0] != "at":
+                return None
+            cur = self.by_name[cur.attach[1]]
+        return chain
+
+    def infer_region(self, stage: Stage) -> tuple[list, list]:
+        op = stage.op
+        shape = list(op.shape)
+        n_spatial = len(op.axis)
+        full = ([E.IntImm(0)] * len(stage.root), [it.extent for it in stage.root])
+        if stage.attach[0] != "at":
+            return full
+        target = self.by_name[stage.attach[1]]
+        x = stage.attach[2]
+        consumers = [
+            s for s in self.stages
+            if s.attach[0] != "inline" and s is not stage and self.reads(s, stage)
+        ]
+        if not consumers:
+            return full
+        tinfo = self.info[target.name]
+        pos = target.leaves.index(x)
+        relax: dict[E.Var, tuple] = {}
+        for leaf in target.leaves[pos + 1:]:
+            relax[tinfo.leaf_vars[leaf]] = (0, tinfo.extents[leaf] - 1)
+        spans: list = [None] * n_spatial
+        for c in consumers:
+            chain = self.chain_to(c, target)
+            if chain is None or (chain and self._entry_pos(chain[-1], target) < pos):
+                raise LoweringError(
+                    f"stage {stage.name!r} is computed at {target.name}.{x} but stage "
+                    f"{c.name!r} reads it outside that loop; compute_at the reader too, "
+                    "or attach the stage at a loop that encloses every reader"
+                )
+            local = dict(relax)
+            for s in chain:
+                si = self.info[s.name]
+                for leaf in s.leaves:
+                    local[si.leaf_vars[leaf]] = (0, si.extents[leaf] - 1)
+            values = self.root_values(c)
+            for index in self.reads(c, stage):
+                for d, e in enumerate(index):
+                    lo_hi = _relax(E.substitute(e, values), local)
+                    if lo_hi is None:
+                        spans[d] = "full"
+                    elif spans[d] is None:
+                        spans[d] = lo_hi
+                    else:
+                        spans[d] = _union(spans[d], lo_hi)
+        mins, exts = list(full[0]), list(full[1])
+        for d in range(n_spatial):
+            span = spans[d]
+            if span is None or span == "full":
+                continue
+            sym, lo, hi = span
+            ext = hi - lo + 1
+            if ext >= shape[d]:
+                continue
+            if not sym:
+                lo = max(lo, 0)
+                hi = min(hi, shape[d] - 1)
+                mins[d], exts[d] = E.IntImm(lo), hi - lo + 1
+            else:
+                mins[d] = from_linear(dict(sym), lo, "int32")
+                exts[d] = ext
+        return mins, exts
+
+    def _entry_pos(self, top: Stage, target: Stage) -> int:
+        return target.leaves.index(top.attach[2])
+
+    def build_info(self, stage: Stage) -> None:
+        mins, exts = self.infer_region(stage)
+        extents = {it.name: ext for it, ext in zip(stage.root, exts)}
+        for rel in stage.relations:
+            if isinstance(rel, Split):
+                inner = 1
+                for f in rel.factors:
+                    inner *= f
+                extents[rel.children[0]] = _ceil_div(extents[rel.parent], inner)
+                for child, f in zip(rel.children[1:], rel.factors):
+                    extents[child] = f
+            else:
+                total = 1
+                for child in rel.children:
+                    total *= extents[child]
+                extents[rel.fused] = total
+        leaf_vars = {leaf: E.Var(self.var_names[(stage.name, leaf)]) for leaf in stage.leaves}
+        values: dict[str, E.PrimExpr] = dict(leaf_vars)
+        guards = []
+        for rel in reversed(stage.relations):
+            if isinstance(rel, Split):
+                acc: E.PrimExpr | None = None
+                stride = 1
+                for child in reversed(rel.children):
+                    term = _mul(values[child], stride)
+                    acc = term if acc is None else _add(term, acc)
+                    stride *= extents[child]
+                values[rel.parent] = acc
+                if stride != extents[rel.parent]:
+                    kind = stage.iters[rel.parent].kind
+                    cond = E.LT(acc, E.IntImm(extents[rel.parent]))
+                    guards.append((cond, kind == "reduce"))
+            else:
+                fused = values[rel.fused]
+                stride = 1
+                for k, child in reversed(list(enumerate(rel.children))):
+                    v = fused if stride == 1 else E.FloorDiv(fused, E.IntImm(stride), "int32")
+                    if k > 0:
+                        v = E.FloorMod(v, E.IntImm(extents[child]), "int32")
+                    values[child] = v
+                    stride *= extents[child]
+        # a region that may stick out of the tensor (attached stages) is guarded too
+        for d, (it, lo) in enumerate(zip(stage.root, mins)):
+            if it.kind != "spatial" or isinstance(lo, E.IntImm):
+                continue
+            absolute = _add(lo, values[it.name])
+            extent = stage.op.shape[d]
+            guards.append((E.And(E.GE(absolute, E.IntImm(0)), E.LT(absolute, E.IntImm(extent))),
+                           False))
+        info = _StageInfo(mins, exts, extents, leaf_vars, values, guards)
+        op = stage.op
+        if id(op) in self.arg_buffer:
+            if stage.attach[0] == "at":
+                raise LoweringError(
+                    f"stage {stage.name!r} is a function argument and cannot be computed at "
+                    "another stage's loop; compute_at only intermediate stages"
+                )
+            info.buffer = self.arg_buffer[id(op)]
+        else:
+            n_sp = len(op.axis)
+            shape = tuple(exts[:n_sp]) if stage.attach[0] == "at" else tuple(op.shape)
+            info.buffer = N.Buffer(stage.name, shape, op.dtype, stage.scope)
+        self.info[stage.name] = info
+
+    # -- step 3: loop nests ---------------------------------------------------------
+    def load(self, e: E.TensorLoad, values: dict) -> E.PrimExpr:
+        op = e.tensor.op
+        idx = [E.substitute(i, values) for i in e.indices]
+        if isinstance(op, PlaceholderOp):
+            buf = self.arg_buffer.get(id(op))
+            if buf is None:
+                raise LoweringError(
+                    f"placeholder {op.name!r} is read but is not in the argument list; "
+                    f"add it to args"
+                )
+            return N.BufferLoad(buf, tuple(idx), buf.dtype)
+        info = self.info.get(op.name)
+        if info is None:
+            raise LoweringError(f"stage {op.name!r} is read before it is lowered")
+        if self.by_name[op.name].attach[0] == "at":
+            idx = [_sub(i, lo) for i, lo in zip(idx, info.region_min)]
+        return N.BufferLoad(info.buffer, tuple(idx), info.buffer.dtype)
+
+    def translate(self, e: E.PrimExpr, values: dict) -> E.PrimExpr:
+        def visit(node: E.PrimExpr) -> E.PrimExpr:
+            if isinstance(node, E.TensorLoad):
+                inner = E.TensorLoad(node.tensor, tuple(visit(i) for i in node.indices), node.dtype)
+                return self.load(inner, {})
+            if isinstance(node, E.Var):
+                return values.get(node, node)
+            return E.map_children(node, visit)
+
+        return visit(e)
+
+    def stores(self, stage: Stage) -> tuple[N.Stmt, N.Stmt | None]:
+        """(update statement, init statement or None) at the innermost point."""
+        info = self.info[stage.name]
+        op: ComputeOp = stage.op
+        values = self.root_values(stage)
+        n_sp = len(op.axis)
+        if stage.attach[0] == "at":
+            out_idx = tuple(info.values[it.name] for it in stage.root[:n_sp])
+        else:
+            out_idx = tuple(values[iv.var] for iv in op.axis)
+        buf = info.buffer
+        body = self.body(stage)
+        spatial_guards = [g for g, red in info.guards if not red]
+        all_guards = [g for g, _ in info.guards]
+        if isinstance(body, E.Reduce):
+            src = self.translate(body.source, values)
+            cur = N.BufferLoad(buf, out_idx, buf.dtype)
+            if body.combiner == "sum":
+                new = E.Add(cur, src, buf.dtype)
+            elif body.combiner == "max":
+                new = E.Max(cur, src, buf.dtype)
+            else:
+                new = E.Min(cur, src, buf.dtype)
+            update: N.Stmt = N.BufferStore(buf, new, out_idx)
+            if body.condition is not None:
+                update = N.IfThenElse(self.translate(body.condition, values), update)
+            update = _guard(update, all_guards)
+            init = N.BufferStore(buf, reduce_identity(body.combiner, buf.dtype), out_idx)
+            return update, _guard(init, spatial_guards)
+        value = self.translate(body, values)
+        return _guard(N.BufferStore(buf, value, out_idx), all_guards), None
+
+    def loop(self, stage: Stage, leaf: str, body: N.Stmt, for_init: bool = False) -> N.Stmt:
+        info = self.info[stage.name]
+        ann = stage.annotations.get(leaf, "")
+        kind, tag = "serial", ""
+        if ann in _KIND:
+            kind = _KIND[ann]
+        elif ann:
+            kind, tag = "thread_binding", ann
+        if for_init and kind == "parallel":
+            kind = "serial"
+        pragmas = tuple(sorted(stage.pragmas.get(leaf, {}).items()))
+        return N.For(info.leaf_vars[leaf], E.IntImm(0), E.IntImm(info.extents[leaf]), kind,
+                     body, tag, pragmas)
+
+    def emit(self, stage: Stage) -> N.Stmt:
+        update, init = self.stores(stage)
+        leaves = stage.leaves
+        first_reduce = next(
+            (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == "reduce"), None
+        )
+        stmt = update
+        for k in range(len(leaves) - 1, -1, -1):
+            leaf = leaves[k]
+            stmt = self.loop(stage, leaf, self.with_attached(stage, leaf, stmt))
+            if k == first_reduce and init is not None:
+                init_nest = init
+                for leaf2 in reversed(leaves[k:]):
+                    if stage.iters[leaf2].kind == "spatial":
+                        init_nest = self.loop(stage, leaf2, init_nest, for_init=True)
+                stmt = N.seq(init_nest, stmt)
+        if first_reduce is None and init is not None:
+            stmt = N.seq(init, stmt)
+        return N.Block(stage.name, stmt)
+
+    def with_attached(self, stage: Stage, leaf: str, inner: N.Stmt) -> N.Stmt:
+        producers = self.attached.get((stage.name, leaf))
+        if not producers:
+            return inner
+        nests = [self.emit(p) for p in producers]
+        out = N.seq(*nests, inner)
+        for p in reversed(producers):
+            out = N.Allocate(self.info[p.name].buffer, out)
+        return out
+
+    # -- driver ---------------------------------------------------------------------
+    def run(self) -> N.PrimFunc:
+        for s in self.stages:
+            if s.attach[0] == "at":
+                target = self.by_name.get(s.attach[1])
+                if target is None or s.attach[2] not in target.leaves:
+                    raise LoweringError(
+                        f"stage {s.name!r} is attached to {s.attach[1]}.{s.attach[2]}, "
+                        "which is not a loop of the schedule any more"
+                    )
+        # names are handed out producers first, so the first stage gets plain "i"
+        self.var_names = {
+            (s.name, leaf): self.fresh(leaf)
+            for s in self.stages if s.attach[0] != "inline" for leaf in s.leaves
+        }
+        for s in reversed(self.stages):
+            if s.attach[0] != "inline":
+                self.build_info(s)
+        body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
+        body = N.seq(*body_parts)
+        for s in reversed(self.stages):
+            if s.attach[0] == "root" and id(s.op) not in self.arg_buffer:
+                body = N.Allocate(self.info[s.name].buffer, body)
+        for s in self.stages:
+            if s.attach[0] == "inline" and id(s.op) in self.arg_buffer:
+                raise LoweringError(
+                    f"stage {s.name!r} is inlined but is also a function argument; "
+                    "an argument must be computed, so do not inline it"
+                )
+        func = N.PrimFunc(tuple(self.params), body, self.name)
+        return func
+
+
+def _add(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    if isinstance(a, E.IntImm) and a.value == 0:
+        return b
+    if isinstance(b, E.IntImm) and b.value == 0:
+        return a
+    return E.Add(a, b, "int32")
+
+
+def _sub(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    if isinstance(b, E.IntImm) and b.value == 0:
+        return a
+    return E.Sub(a, b, "int32")
+
+
+def _mul(a: E.PrimExpr, k: int) -> E.PrimExpr:
+    return a if k == 1 else E.Mul(a, E.IntImm(k), "int32")
+
+
+def _guard(stmt: N.Stmt, conds: list) -> N.Stmt:
+    if not conds:
+        return stmt
+    cond = conds[0]
+    for c in conds[1:]:
+        cond = E.And(cond, c)
+    return N.IfThenElse(cond, stmt)
+
+
+def _relax(e: E.PrimExpr, ranges: dict) -> tuple | None:
+    """(symbolic terms, lo, hi) of ``e`` with the variables in ``ranges`` relaxed."""
+    form = linear_form(e)
+    if form is None:
+        return None
+    terms, const = form
+    lo = hi = const
+    sym: dict = {}
+    an = Analyzer(ranges)
+    for term, coeff in terms.items():
+        fv = E.free_vars(term)
+        if not fv & ranges.keys():
+            sym[term] = coeff
+            continue
+        if not fv <= ranges.keys():
+            return None
+        t_lo, t_hi = an.bound(term)
+        if t_lo == float("-inf") or t_hi == float("inf"):
+            return None
+        a, b = coeff * t_lo, coeff * t_hi
+        lo += min(a, b)
+        hi += max(a, b)
+    return (tuple(sorted(sym.items(), key=lambda kv: (repr(kv[0]), kv[1]))), int(lo), int(hi))
+
+
+def _union(a, b):
+    if a is None or b is None or a == "full" or b == "full":
+        return "full"
+    sym_a, lo_a, hi_a = a
+    sym_b, lo_b, hi_b = b
+    if len(sym_a) != len(sym_b) or any(
+        not E.structural_equal(ta, tb) or ca != cb for (ta, ca), (tb, cb) in zip(sym_a, sym_b)
+    ):
+        return "full"
+    return (sym_a, min(lo_a, lo_b), max(hi_a, hi_b))
+
+
+def lower_state(
+    state: State, args: list[Tensor], name: str = "main", simplify: bool = True
+) -> N.PrimFunc:
+    """The PrimFunc computing ``state`` with ``args`` as its parameters."""
+    seen = set()
+    for t in args:
+        if not isinstance(t, Tensor):
+            raise LoweringError(f"args must be tensors, got {type(t).__name__} {t!r}")
+        if id(t) in seen:
+            raise LoweringError(f"tensor {t.name!r} appears twice in args")
+        seen.add(id(t))
+    func = _Lowerer(state, list(args), name).run()
+    if simplify:
+        func = func.with_body(simplify_stmt(func.body))
+    verify(func)
+    return func

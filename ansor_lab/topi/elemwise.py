@@ -1,0 +1,67 @@
+"""Elementwise unary operators: ``topi.exp``, ``topi.sigmoid``, ``topi.cast``, ``topi.clip``..."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..dsl import dtypes, intrin
+from ..dsl import expr as E
+from ..dsl.tensor import Tensor, compute
+from ..errors import DSLError
+from .tag import ELEMWISE
+from .utils import check_tensor
+
+
+def _require_float(x: Tensor, name: str) -> None:
+    if not dtypes.is_float(x.dtype):
+        raise DSLError(
+            f"topi.{name} expects a float tensor, got {x.dtype} tensor {x.name!r}; "
+            f"cast it first, e.g. topi.{name}(topi.cast({x.name}, 'float32'))"
+        )
+
+
+def _unary(name: str, fn: Callable, float_only: bool, doc: str) -> Callable[[Tensor], Tensor]:
+    def op(x: Tensor) -> Tensor:
+        check_tensor(x, f"topi.{name}: x")
+        if float_only:
+            _require_float(x, name)
+        return compute(x.shape, lambda *i: fn(x[i]), name=f"T_{name}", tag=ELEMWISE)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+exp = _unary("exp", intrin.exp, True, "Elementwise e**x of a float tensor.")
+log = _unary("log", intrin.log, True, "Elementwise natural logarithm of a float tensor.")
+sqrt = _unary("sqrt", intrin.sqrt, True, "Elementwise square root of a float tensor.")
+rsqrt = _unary("rsqrt", intrin.rsqrt, True, "Elementwise 1/sqrt(x) of a float tensor.")
+tanh = _unary("tanh", intrin.tanh, True, "Elementwise hyperbolic tangent of a float tensor.")
+sigmoid = _unary("sigmoid", intrin.sigmoid, True, "Elementwise 1/(1+exp(-x)) of a float tensor.")
+erf = _unary("erf", intrin.erf, True, "Elementwise Gauss error function of a float tensor.")
+floor = _unary("floor", intrin.floor, True, "Elementwise floor of a float tensor.")
+ceil = _unary("ceil", intrin.ceil, True, "Elementwise ceiling of a float tensor.")
+round = _unary(
+    "round", intrin.round, True, "Elementwise rounding (half to even) of a float tensor."
+)
+abs = _unary("abs", intrin.abs, False, "Elementwise absolute value.")
+negative = _unary("negative", lambda v: -v, False, "Elementwise negation.")
+identity = _unary("identity", lambda v: v, False, "An elementwise copy of the tensor.")
+
+
+def cast(x: Tensor, dtype: str) -> Tensor:
+    """Elementwise conversion to ``dtype`` (float to int truncates toward zero)."""
+    check_tensor(x, "topi.cast: x")
+    dt = dtypes.canonical(dtype)
+    return compute(x.shape, lambda *i: x[i].astype(dt), name="T_cast", tag=ELEMWISE)
+
+
+def clip(x: Tensor, a_min: float, a_max: float) -> Tensor:
+    """Elementwise clamp of ``x`` into ``[a_min, a_max]``."""
+    check_tensor(x, "topi.clip: x")
+    if a_min > a_max:
+        raise DSLError(f"topi.clip: a_min={a_min} is larger than a_max={a_max}; swap them")
+    lo, hi = E.const(a_min, x.dtype), E.const(a_max, x.dtype)
+    return compute(
+        x.shape, lambda *i: intrin.min(intrin.max(x[i], lo), hi), name="T_clip", tag=ELEMWISE
+    )

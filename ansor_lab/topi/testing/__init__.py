@@ -1,0 +1,42 @@
+"""Independent numpy references of the topi operators (TVM's ``topi.testing`` names).
+
+Written directly in numpy, never through the DSL, so they can judge it.
+"""
+
+from .conv2d import (
+    conv2d_nchw_python,
+    conv2d_nhwc_python,
+    depthwise_conv2d_python_nchw,
+    dilate_python,
+    group_conv2d_nchw_python,
+)
+from .matmul import batch_matmul, dense, matmul
+from .nn import (
+    gelu_python,
+    layer_norm_python,
+    leaky_relu_python,
+    log_softmax_python,
+    relu_python,
+    sigmoid_python,
+    softmax_python,
+)
+from .pooling import pool2d_python
+
+__all__ = [
+    "batch_matmul",
+    "conv2d_nchw_python",
+    "conv2d_nhwc_python",
+    "dense",
+    "depthwise_conv2d_python_nchw",
+    "dilate_python",
+    "gelu_python",
+    "group_conv2d_nchw_python",
+    "layer_norm_python",
+    "leaky_relu_python",
+    "log_softmax_python",
+    "matmul",
+    "pool2d_python",
+    "relu_python",
+    "sigmoid_python",
+    "softmax_python",
+]
