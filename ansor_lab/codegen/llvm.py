@@ -13,10 +13,10 @@ No fast-math flags are set, so float results are those of the program as written
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
+import numpy as np
 from llvmlite import ir
 
 from ..dsl import dtypes
@@ -113,9 +113,12 @@ class _FunctionBuilder:
         return ir.Constant(llvm_type(e.dtype), int(e.value))
 
     def e_FloatImm(self, e: E.FloatImm) -> ir.Value:
-        if e.dtype == "float16":
-            return ir.Constant(ir.FloatType(), float(e.value)).fptrunc(ir.HalfType())
-        return ir.Constant(llvm_type(e.dtype), float(e.value))
+        # Round once, with numpy, to the constant's own precision: that is what the
+        # reference evaluator does, it maps overflow to inf (llvmlite's struct packing
+        # would raise), and half constants need no fptrunc constexpr (LLVM rejects those).
+        with np.errstate(over="ignore"):
+            value = float(dtypes.to_numpy(e.dtype).type(e.value))
+        return ir.Constant(llvm_type(e.dtype), value)
 
     def cast(self, v: ir.Value, src: str, dst: str) -> ir.Value:
         b = self.b
@@ -458,9 +461,13 @@ class _FunctionBuilder:
         bld.ret(ir.Constant(_I32, 0))
 
 
-@functools.cache
 def target_machine(mcpu: str, mattr: str):
-    """An LLVM TargetMachine for this host (O3, JIT code model)."""
+    """A new LLVM TargetMachine for this host (O3, JIT code model).
+
+    Deliberately not cached: MCJIT takes ownership of the machine it is given and deletes
+    it with its engine, so a shared machine would dangle once the first module is freed.
+    Creating one costs well under a millisecond.
+    """
     name, features = host_cpu()
     triple = llvm.get_process_triple()
     tgt = llvm.Target.from_triple(triple)

@@ -29,16 +29,22 @@ class Buffer:
     shape: tuple
     dtype: str
     scope: str = "global"
+    #: explicit strides in elements when padded (storage_align); () means row-major
+    padded_strides: tuple = ()
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
             raise IRError(f"buffer {self.name!r}: unknown scope {self.scope!r}; use {SCOPES}")
         if any(not isinstance(s, int) or s <= 0 for s in self.shape):
             raise IRError(f"buffer {self.name!r}: shape {self.shape} must be positive ints")
+        if self.padded_strides and len(self.padded_strides) != len(self.shape):
+            raise IRError(f"buffer {self.name!r}: strides {self.padded_strides} do not fit shape")
 
     @property
     def strides(self) -> tuple:
-        """Row-major strides in elements."""
+        """Strides in elements (row-major unless padded)."""
+        if self.padded_strides:
+            return self.padded_strides
         out = []
         acc = 1
         for extent in reversed(self.shape):
@@ -48,7 +54,9 @@ class Buffer:
 
     @property
     def size(self) -> int:
-        """Number of elements."""
+        """Number of elements of storage (padding included)."""
+        if self.padded_strides and self.shape:
+            return self.shape[0] * self.padded_strides[0]
         n = 1
         for s in self.shape:
             n *= s

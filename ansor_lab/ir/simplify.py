@@ -37,7 +37,12 @@ class Analyzer:
         self.var_bounds[var] = (lo, hi)
 
     def bound(self, e: E.PrimExpr) -> tuple:
-        """Inclusive (lo, hi) of an integer expression; ±inf when unknown."""
+        """Inclusive (lo, hi) of an integer expression; ±inf when unknown.
+
+        ``+ - *`` are bounded as exact (unbounded) integers, so a result outside the
+        dtype's range means the computation may wrap; every other node bounds what it is
+        given by :meth:`actual`, so a wrapped operand makes it unknown, never wrong.
+        """
         if isinstance(e, E.IntImm):
             return (e.value, e.value)
         if isinstance(e, E.Var):
@@ -55,41 +60,59 @@ class Analyzer:
             prods = [_mul(x, y) for x in (a, b) for y in (c, d)]
             return (min(prods), max(prods))
         if isinstance(e, (E.FloorDiv, E.Div)) and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            a, b = self.bound(e.a)
+            a, b = self.actual(e.a)
             c = e.b.value
-            if isinstance(e, E.Div) and a < 0:
-                return (-INF, INF) if a == -INF else (-(-a // c), _fdiv(b, c))
+            if isinstance(e, E.Div):
+                return (_tdiv(a, c), _tdiv(b, c))
             return (_fdiv(a, c), _fdiv(b, c))
         if isinstance(e, (E.FloorMod,)) and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            a, b = self.bound(e.a)
+            a, b = self.actual(e.a)
             c = e.b.value
             if a >= 0 and b < c:
                 return (a, b)
             return (0, c - 1)
         if isinstance(e, E.Mod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            a, b = self.bound(e.a)
+            a, b = self.actual(e.a)
             c = e.b.value
             if a >= 0:
                 return (a, b) if b < c else (0, c - 1)
-            return (-(c - 1), c - 1)
+            if b <= 0 and a > -c:
+                return (a, b)
+            return (-(c - 1), 0) if b <= 0 else (-(c - 1), c - 1)
         if isinstance(e, E.Min):
-            (a, b), (c, d) = self.bound(e.a), self.bound(e.b)
+            (a, b), (c, d) = self.actual(e.a), self.actual(e.b)
             return (min(a, c), min(b, d))
         if isinstance(e, E.Max):
-            (a, b), (c, d) = self.bound(e.a), self.bound(e.b)
+            (a, b), (c, d) = self.actual(e.a), self.actual(e.b)
             return (max(a, c), max(b, d))
         if isinstance(e, E.Cast):
             if dtypes.is_int(e.value.dtype) or dtypes.is_bool(e.value.dtype):
-                lo, hi = self.bound(e.value) if dtypes.is_int(e.value.dtype) else (0, 1)
+                lo, hi = self.actual(e.value) if dtypes.is_int(e.value.dtype) else (0, 1)
                 tlo, thi = dtypes.int_range(e.dtype)
                 if lo >= tlo and hi <= thi:
                     return (lo, hi)
             return (-INF, INF)
         if isinstance(e, E.Select) or (isinstance(e, E.Call) and e.op == "if_then_else"):
             t, f = (e.true_value, e.false_value) if isinstance(e, E.Select) else e.args[1:]
-            (a, b), (c, d) = self.bound(t), self.bound(f)
+            (a, b), (c, d) = self.actual(t), self.actual(f)
             return (min(a, c), max(b, d))
         return (-INF, INF)
+
+    def fits(self, e: E.PrimExpr) -> bool:
+        """True when integer ``e`` is proven to be computed without wrapping around."""
+        lo, hi = self.bound(e)
+        tlo, thi = dtypes.int_range(e.dtype)
+        return tlo <= lo and hi <= thi
+
+    def actual(self, e: E.PrimExpr) -> tuple:
+        """Bounds of the value ``e`` really takes: unknown when it may have wrapped."""
+        if not dtypes.is_int(e.dtype):
+            return self.bound(e)
+        lo, hi = self.bound(e)
+        tlo, thi = dtypes.int_range(e.dtype)
+        if lo < tlo or hi > thi:
+            return (-INF, INF)
+        return (lo, hi)
 
     def can_prove(self, cond: E.PrimExpr) -> bool:
         """True when ``cond`` holds for every value of the bound variables."""
@@ -108,6 +131,13 @@ def _mul(x: float, y: float) -> float:
 
 def _fdiv(x: float, c: int) -> float:
     return x if x in (INF, -INF) else x // c
+
+
+def _tdiv(x: float, c: int) -> float:
+    """x / c rounded toward zero (c > 0)."""
+    if x in (INF, -INF):
+        return x
+    return x // c if x >= 0 else -(-x // c)
 
 
 # --------------------------------------------------------------------------------------

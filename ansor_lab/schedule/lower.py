@@ -25,13 +25,9 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
 from ..ir.verify import verify
-from .state import Split, Stage, State
+from .state import Stage, State, derive_extents, pass_up
 
 _KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass
@@ -54,32 +50,37 @@ class _Lowerer:
         self.name = name
         self.used_names: dict[str, int] = {}
         self.params = [N.Buffer(t.name, tuple(t.shape), t.dtype) for t in args]
-        self.arg_buffer = {id(t.op): b for t, b in zip(args, self.params)}
+        # tensors are matched by name: ops rewritten by cache_read/cache_write keep theirs
+        self.arg_buffer = {t.name: b for t, b in zip(args, self.params)}
         self.stages = [s for s in state.stages.values() if s.is_compute]
         self.by_name = {s.name: s for s in self.stages}
+        self.by_op = {s.op.name: s for s in self.stages}
         self.info: dict[str, _StageInfo] = {}
         self.bodies: dict[str, E.PrimExpr] = {}
         self.attached: dict[tuple, list[Stage]] = {}
         for s in self.stages:
-            if s.attach[0] == "at":
+            if s.attach[0] in ("at", "after"):
                 self.attached.setdefault((s.attach[1], s.attach[2]), []).append(s)
 
     # -- naming ---------------------------------------------------------------------
     def fresh(self, base: str) -> str:
-        n = self.used_names.get(base, 0)
-        self.used_names[base] = n + 1
-        return base if n == 0 else f"{base}_{n}"
+        name, k = base, 0
+        while name in self.used_names:
+            k += 1
+            name = f"{base}_{k}"
+        self.used_names[name] = 1
+        return name
 
     # -- step 1: inlining -----------------------------------------------------------
     def body(self, stage: Stage) -> E.PrimExpr:
         if stage.name in self.bodies:
             return self.bodies[stage.name]
         op = stage.op
-        inline_ops = {id(s.op): s for s in self.stages if s.attach[0] == "inline"}
+        inline_ops = {s.op.name: s for s in self.stages if s.attach[0] == "inline"}
 
         def visit(e: E.PrimExpr) -> E.PrimExpr:
-            if isinstance(e, E.TensorLoad) and id(e.tensor.op) in inline_ops:
-                producer = inline_ops[id(e.tensor.op)]
+            if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
+                producer = inline_ops[e.tensor.op.name]
                 pbody = self.body(producer)
                 idx = tuple(visit(i) for i in e.indices)
                 mapping = {iv.var: i for iv, i in zip(producer.op.axis, idx)}
@@ -94,7 +95,7 @@ class _Lowerer:
         """Index tuples with which ``stage`` (after inlining) reads ``producer``."""
         out = []
         for node in E.post_order(self.body(stage)):
-            if isinstance(node, E.TensorLoad) and node.tensor.op is producer.op:
+            if isinstance(node, E.TensorLoad) and node.tensor.op.name == producer.op.name:
                 out.append(node.indices)
         return out
 
@@ -117,7 +118,7 @@ class _Lowerer:
         cur = stage
         while cur is not target:
             chain.append(cur)
-            if cur.attach[0] != "at":
+            if cur.attach[0] not in ("at", "after"):
                 return None
             cur = self.by_name[cur.attach[1]]
         return chain
@@ -127,6 +128,8 @@ class _Lowerer:
         shape = list(op.shape)
         n_spatial = len(op.axis)
         full = ([E.IntImm(0)] * len(stage.root), [it.extent for it in stage.root])
+        if stage.attach[0] == "after":
+            return self.infer_region_after(stage, full)
         if stage.attach[0] != "at":
             return full
         target = self.by_name[stage.attach[1]]
@@ -184,50 +187,42 @@ class _Lowerer:
                 exts[d] = ext
         return mins, exts
 
+    def infer_region_after(self, stage: Stage, full: tuple) -> tuple[list, list]:
+        """Region of a consumer computed after a producer's loop: what that loop wrote."""
+        producer = self.by_name[stage.attach[1]]
+        x = stage.attach[2]
+        pinfo = self.info[producer.name]
+        pos = producer.leaves.index(x)
+        relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1)
+                 for leaf in producer.leaves[pos + 1:]}
+        pvalues = self.root_values(producer)
+        written = [
+            _relax(pvalues[iv.var], relax) for iv in producer.op.axis
+        ]
+        mins, exts = list(full[0]), list(full[1])
+        reads = self.reads(stage, producer)
+        if not reads:
+            return full
+        axis_pos = {iv.var: d for d, iv in enumerate(stage.op.axis)}
+        for d, idx in enumerate(reads[0]):
+            if not isinstance(idx, E.Var) or idx not in axis_pos or written[d] is None:
+                continue
+            sym, lo, hi = written[d]
+            k = axis_pos[idx]
+            if hi - lo + 1 >= stage.op.shape[k]:
+                continue
+            mins[k] = from_linear(dict(sym), lo, "int32")
+            exts[k] = hi - lo + 1
+        return mins, exts
+
     def _entry_pos(self, top: Stage, target: Stage) -> int:
         return target.leaves.index(top.attach[2])
 
     def build_info(self, stage: Stage) -> None:
         mins, exts = self.infer_region(stage)
-        extents = {it.name: ext for it, ext in zip(stage.root, exts)}
-        for rel in stage.relations:
-            if isinstance(rel, Split):
-                inner = 1
-                for f in rel.factors:
-                    inner *= f
-                extents[rel.children[0]] = _ceil_div(extents[rel.parent], inner)
-                for child, f in zip(rel.children[1:], rel.factors):
-                    extents[child] = f
-            else:
-                total = 1
-                for child in rel.children:
-                    total *= extents[child]
-                extents[rel.fused] = total
+        extents = derive_extents(stage, exts)
         leaf_vars = {leaf: E.Var(self.var_names[(stage.name, leaf)]) for leaf in stage.leaves}
-        values: dict[str, E.PrimExpr] = dict(leaf_vars)
-        guards = []
-        for rel in reversed(stage.relations):
-            if isinstance(rel, Split):
-                acc: E.PrimExpr | None = None
-                stride = 1
-                for child in reversed(rel.children):
-                    term = _mul(values[child], stride)
-                    acc = term if acc is None else _add(term, acc)
-                    stride *= extents[child]
-                values[rel.parent] = acc
-                if stride != extents[rel.parent]:
-                    kind = stage.iters[rel.parent].kind
-                    cond = E.LT(acc, E.IntImm(extents[rel.parent]))
-                    guards.append((cond, kind == "reduce"))
-            else:
-                fused = values[rel.fused]
-                stride = 1
-                for k, child in reversed(list(enumerate(rel.children))):
-                    v = fused if stride == 1 else E.FloorDiv(fused, E.IntImm(stride), "int32")
-                    if k > 0:
-                        v = E.FloorMod(v, E.IntImm(extents[child]), "int32")
-                    values[child] = v
-                    stride *= extents[child]
+        values, guards = pass_up(stage, leaf_vars, extents)
         # a region that may stick out of the tensor (attached stages) is guarded too
         for d, (it, lo) in enumerate(zip(stage.root, mins)):
             if it.kind != "spatial" or isinstance(lo, E.IntImm):
@@ -238,35 +233,37 @@ class _Lowerer:
                            False))
         info = _StageInfo(mins, exts, extents, leaf_vars, values, guards)
         op = stage.op
-        if id(op) in self.arg_buffer:
+        if op.name in self.arg_buffer:
             if stage.attach[0] == "at":
                 raise LoweringError(
                     f"stage {stage.name!r} is a function argument and cannot be computed at "
                     "another stage's loop; compute_at only intermediate stages"
                 )
-            info.buffer = self.arg_buffer[id(op)]
+            info.buffer = self.arg_buffer[op.name]
         else:
             n_sp = len(op.axis)
             shape = tuple(exts[:n_sp]) if stage.attach[0] == "at" else tuple(op.shape)
-            info.buffer = N.Buffer(stage.name, shape, op.dtype, stage.scope)
+            strides = _aligned_strides(shape, stage.storage_align)
+            info.buffer = N.Buffer(op.name, shape, op.dtype, stage.scope, strides)
         self.info[stage.name] = info
 
     # -- step 3: loop nests ---------------------------------------------------------
     def load(self, e: E.TensorLoad, values: dict) -> E.PrimExpr:
         op = e.tensor.op
         idx = [E.substitute(i, values) for i in e.indices]
-        if isinstance(op, PlaceholderOp):
-            buf = self.arg_buffer.get(id(op))
+        producer = self.by_op.get(op.name)
+        if producer is None or isinstance(op, PlaceholderOp):
+            buf = self.arg_buffer.get(op.name)
             if buf is None:
                 raise LoweringError(
                     f"placeholder {op.name!r} is read but is not in the argument list; "
                     f"add it to args"
                 )
             return N.BufferLoad(buf, tuple(idx), buf.dtype)
-        info = self.info.get(op.name)
+        info = self.info.get(producer.name)
         if info is None:
-            raise LoweringError(f"stage {op.name!r} is read before it is lowered")
-        if self.by_name[op.name].attach[0] == "at":
+            raise LoweringError(f"stage {producer.name!r} is read before it is lowered")
+        if producer.attach[0] == "at":
             idx = [_sub(i, lo) for i, lo in zip(idx, info.region_min)]
         return N.BufferLoad(info.buffer, tuple(idx), info.buffer.dtype)
 
@@ -323,7 +320,10 @@ class _Lowerer:
             kind, tag = "thread_binding", ann
         if for_init and kind == "parallel":
             kind = "serial"
-        pragmas = tuple(sorted(stage.pragmas.get(leaf, {}).items()))
+        items = dict(stage.pragmas.get(leaf, {}))
+        if leaf == stage.leaves[0]:
+            items.update(stage.pragmas.get("", {}))  # block-level annotations
+        pragmas = tuple(sorted(items.items()))
         return N.For(info.leaf_vars[leaf], E.IntImm(0), E.IntImm(info.extents[leaf]), kind,
                      body, tag, pragmas)
 
@@ -333,6 +333,10 @@ class _Lowerer:
         first_reduce = next(
             (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == "reduce"), None
         )
+        if stage.init_at is not None and init is not None and stage.init_at in leaves:
+            at = leaves.index(stage.init_at)
+            if first_reduce is None or at <= first_reduce:
+                first_reduce = at  # decompose_reduction: the init goes before that loop
         stmt = update
         for k in range(len(leaves) - 1, -1, -1):
             leaf = leaves[k]
@@ -348,25 +352,19 @@ class _Lowerer:
         return N.Block(stage.name, stmt)
 
     def with_attached(self, stage: Stage, leaf: str, inner: N.Stmt) -> N.Stmt:
-        producers = self.attached.get((stage.name, leaf))
-        if not producers:
+        attached = self.attached.get((stage.name, leaf))
+        if not attached:
             return inner
-        nests = [self.emit(p) for p in producers]
-        out = N.seq(*nests, inner)
-        for p in reversed(producers):
+        before = [p for p in attached if p.attach[0] == "at"]
+        after = [c for c in attached if c.attach[0] == "after"]
+        out = N.seq(*[self.emit(p) for p in before], inner, *[self.emit(c) for c in after])
+        for p in reversed(before):
             out = N.Allocate(self.info[p.name].buffer, out)
         return out
 
     # -- driver ---------------------------------------------------------------------
-    def run(self) -> N.PrimFunc:
-        for s in self.stages:
-            if s.attach[0] == "at":
-                target = self.by_name.get(s.attach[1])
-                if target is None or s.attach[2] not in target.leaves:
-                    raise LoweringError(
-                        f"stage {s.name!r} is attached to {s.attach[1]}.{s.attach[2]}, "
-                        "which is not a loop of the schedule any more"
-                    )
+    def infer(self) -> None:
+        """Name the loops and run bound inference for every stage."""
         # names are handed out producers first, so the first stage gets plain "i"
         self.var_names = {
             (s.name, leaf): self.fresh(leaf)
@@ -374,14 +372,41 @@ class _Lowerer:
         }
         for s in reversed(self.stages):
             if s.attach[0] != "inline":
-                self.build_info(s)
+                self.ensure_info(s, ())
+
+    def ensure_info(self, stage: Stage, pending: tuple) -> None:
+        """Build ``stage``'s info after the stages its region depends on."""
+        if stage.name in self.info:
+            return
+        if stage.name in pending:
+            chain = " -> ".join(pending + (stage.name,))
+            raise LoweringError(f"blocks are computed inside each other in a cycle: {chain}")
+        pending = pending + (stage.name,)
+        if stage.attach[0] in ("at", "after"):
+            self.ensure_info(self.by_name[stage.attach[1]], pending)
+        if stage.attach[0] == "at":
+            for c in self.stages:
+                if c.attach[0] != "inline" and c is not stage and self.reads(c, stage):
+                    self.ensure_info(c, pending)
+        self.build_info(stage)
+
+    def run(self) -> N.PrimFunc:
+        for s in self.stages:
+            if s.attach[0] in ("at", "after"):
+                target = self.by_name.get(s.attach[1])
+                if target is None or s.attach[2] not in target.leaves:
+                    raise LoweringError(
+                        f"stage {s.name!r} is attached to {s.attach[1]}.{s.attach[2]}, "
+                        "which is not a loop of the schedule any more"
+                    )
+        self.infer()
         body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
         body = N.seq(*body_parts)
         for s in reversed(self.stages):
-            if s.attach[0] == "root" and id(s.op) not in self.arg_buffer:
+            if s.attach[0] in ("root", "after") and s.op.name not in self.arg_buffer:
                 body = N.Allocate(self.info[s.name].buffer, body)
         for s in self.stages:
-            if s.attach[0] == "inline" and id(s.op) in self.arg_buffer:
+            if s.attach[0] == "inline" and s.op.name in self.arg_buffer:
                 raise LoweringError(
                     f"stage {s.name!r} is inlined but is also a function argument; "
                     "an argument must be computed, so do not inline it"
@@ -404,8 +429,19 @@ def _sub(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
     return E.Sub(a, b, "int32")
 
 
-def _mul(a: E.PrimExpr, k: int) -> E.PrimExpr:
-    return a if k == 1 else E.Mul(a, E.IntImm(k), "int32")
+def _aligned_strides(shape: tuple, align: dict) -> tuple:
+    """Row-major strides padded so that stride[axis] % factor == offset (storage_align)."""
+    if not align:
+        return ()
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        stride = strides[d + 1] * shape[d + 1]
+        if d in align:
+            factor, offset = align[d]
+            while stride % factor != offset % factor:
+                stride += 1
+        strides[d] = stride
+    return tuple(strides)
 
 
 def _guard(stmt: N.Stmt, conds: list) -> N.Stmt:
@@ -470,3 +506,13 @@ def lower_state(
         func = func.with_body(simplify_stmt(func.body))
     verify(func)
     return func
+
+
+def infer_regions(state: State) -> dict[str, list[int]]:
+    """Root extents of every attached stage, by bound inference (used by primitives)."""
+    lw = _Lowerer(state, [], "main")
+    lw.infer()
+    return {
+        s.name: list(lw.info[s.name].region_ext)
+        for s in lw.stages if s.attach[0] in ("at", "after")
+    }

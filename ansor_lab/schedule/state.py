@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..dsl.dag import ComputeDAG, topo_order
+from ..dsl.dag import topo_order
 from ..dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from ..errors import ScheduleError
 
@@ -49,8 +49,14 @@ class Fuse:
 
 @dataclass
 class Stage:
-    """The schedule of one compute op."""
+    """The schedule of one compute op.
 
+    ``block`` is the name schedule steps use (``sch.get_block``); the op's name is the
+    name of the tensor (buffer) it writes. They are equal except after ``cache_write``
+    in block style, where, as in TVM, block "C" keeps computing but writes "C_local".
+    """
+
+    block: str
     op: Operation
     root: tuple  # root iters: the op's axes, then its reduction axes
     iters: dict  # every iter by name, root and derived
@@ -59,14 +65,17 @@ class Stage:
     # leaf -> "parallel" | "vectorize" | "unroll" | a thread tag
     annotations: dict = field(default_factory=dict)
     pragmas: dict = field(default_factory=dict)  # leaf -> {key: value}
-    attach: tuple = ("root",)  # ("root",) | ("inline",) | ("at", stage name, iter name)
+    # ("root",) | ("inline",) | ("at", block, iter): computed inside that loop, before
+    # its body (compute_at) | ("after", block, iter): after its body (reverse_compute_at)
+    attach: tuple = ("root",)
     scope: str = "global"
     storage_align: dict = field(default_factory=dict)  # axis -> (factor, offset)
+    init_at: str | None = None  # decompose_reduction: the loop the init goes before
 
     @property
     def name(self) -> str:
-        """The stage's (op's) name."""
-        return self.op.name
+        """The block name."""
+        return self.block
 
     @property
     def is_compute(self) -> bool:
@@ -92,16 +101,22 @@ class Stage:
     def copy(self) -> Stage:
         """A copy whose lists and dicts can be changed independently."""
         return Stage(
-            self.op, self.root, dict(self.iters), list(self.leaves), list(self.relations),
-            dict(self.annotations), {k: dict(v) for k, v in self.pragmas.items()},
-            self.attach, self.scope, dict(self.storage_align),
+            self.block, self.op, self.root, dict(self.iters), list(self.leaves),
+            list(self.relations), dict(self.annotations),
+            {k: dict(v) for k, v in self.pragmas.items()}, self.attach, self.scope,
+            dict(self.storage_align), self.init_at,
         )
 
+    def uses(self, iter_name: str) -> bool:
+        """True if ``iter_name`` is a current loop of this stage."""
+        return iter_name in self.leaves
 
-def make_stage(op: Operation) -> Stage:
+
+def make_stage(op: Operation, block: str | None = None) -> Stage:
     """The unscheduled stage of ``op``: one loop per axis, reductions innermost."""
+    block = block or op.name
     if not isinstance(op, ComputeOp):
-        return Stage(op, (), {}, [])
+        return Stage(block, op, (), {}, [])
     root = tuple(Iter(iv.var.name, int(iv.dom.extent), "spatial") for iv in op.axis) + tuple(
         Iter(iv.var.name, int(iv.dom.extent), "reduce") for iv in op.reduce_axis
     )
@@ -115,7 +130,7 @@ def make_stage(op: Operation) -> Stage:
             seen[it.name] = n + 1
             renamed.append(Iter(it.name if n == 0 else f"{it.name}_{n}", it.extent, it.kind))
         root = tuple(renamed)
-    return Stage(op, root, {it.name: it for it in root}, [it.name for it in root])
+    return Stage(block, op, root, {it.name: it for it in root}, [it.name for it in root])
 
 
 @dataclass
@@ -126,7 +141,7 @@ class State:
     listed them); ``outputs`` the tensors the schedule was created for.
     """
 
-    stages: dict  # name -> Stage, in topological order
+    stages: dict  # block name -> Stage, in topological order
     outputs: list
     args: list | None = None
 
@@ -167,18 +182,48 @@ class State:
         """Input ops."""
         return [s.op for s in self.stages.values() if isinstance(s.op, PlaceholderOp)]
 
+    def by_op_name(self, op_name: str) -> Stage:
+        """The stage writing the tensor called ``op_name``."""
+        for s in self.stages.values():
+            if s.op.name == op_name:
+                return s
+        raise ScheduleError(f"no stage writes a tensor named {op_name!r}")
+
     def consumers(self, name: str) -> list[Stage]:
-        """Stages whose op reads stage ``name``'s output."""
-        op = self.stage(name).op
+        """Compute stages whose op reads stage ``name``'s output (tensors match by name)."""
+        op_name = self.stage(name).op.name
         return [
             s for s in self.stages.values()
-            if s.is_compute and any(t.op is op for t in s.op.input_tensors)
+            if s.is_compute and any(t.op.name == op_name for t in s.op.input_tensors)
         ]
 
     def producers(self, name: str) -> list[Stage]:
-        """Compute stages read by stage ``name``."""
-        op = self.stage(name).op
-        return [self.stages[t.op.name] for t in op.input_tensors if t.op.name in self.stages]
+        """Stages (compute or placeholder) read by stage ``name``."""
+        return [self.by_op_name(t.op.name) for t in self.stage(name).op.input_tensors]
+
+    def insert_before(self, block: str, stage: Stage) -> None:
+        """Add ``stage`` just before ``block`` in the topological order."""
+        items = list(self.stages.items())
+        pos = [n for n, _ in items].index(block)
+        items.insert(pos, (stage.block, stage))
+        self.stages = dict(items)
+
+    def insert_after(self, block: str, stage: Stage) -> None:
+        """Add ``stage`` just after ``block`` in the topological order."""
+        items = list(self.stages.items())
+        pos = [n for n, _ in items].index(block)
+        items.insert(pos + 1, (stage.block, stage))
+        self.stages = dict(items)
+
+    def fresh_block_name(self, base: str) -> str:
+        """A block (and tensor) name not used yet."""
+        used = set(self.stages) | {s.op.name for s in self.stages.values()}
+        if base not in used:
+            return base
+        k = 1
+        while f"{base}_{k}" in used:
+            k += 1
+        return f"{base}_{k}"
 
     def copy(self) -> State:
         """A copy that primitives may change without touching this one."""
@@ -187,12 +232,64 @@ class State:
             list(self.args) if self.args is not None else None,
         )
 
-    def dag(self) -> ComputeDAG:
-        """The current DAG (it changes when cache stages or rfactor add ops)."""
-        return ComputeDAG(self.outputs)
-
     def __deepcopy__(self, memo):  # ops are shared, never copied
         return self.copy()
 
 
 __all__ = ["Iter", "Split", "Fuse", "Stage", "State", "make_stage"]
+
+
+def derive_extents(stage: Stage, root_extents: list[int] | None = None) -> dict:
+    """Extent of every iter of ``stage`` given its root extents (default: the stored ones)."""
+    roots = root_extents if root_extents is not None else [it.extent for it in stage.root]
+    extents = {it.name: ext for it, ext in zip(stage.root, roots)}
+    for rel in stage.relations:
+        if isinstance(rel, Split):
+            inner = 1
+            for f in rel.factors:
+                inner *= f
+            extents[rel.children[0]] = -(-extents[rel.parent] // inner)
+            for child, f in zip(rel.children[1:], rel.factors):
+                extents[child] = f
+        else:
+            total = 1
+            for child in rel.children:
+                total *= extents[child]
+            extents[rel.fused] = total
+    return extents
+
+
+def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]:
+    """Values of every iter from the values of the leaves, and the split guards.
+
+    Returns ``(values, guards)``: ``values[name]`` is an int32 expression over the leaf
+    values; each guard is ``(condition, is_reduce)`` for a split that does not divide its
+    loop (``parent < extent`` must hold for the iteration to be real).
+    """
+    from ..dsl import expr as E
+
+    values = dict(leaf_values)
+    guards = []
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split):
+            acc = None
+            stride = 1
+            for child in reversed(rel.children):
+                v = values[child]
+                term = v if stride == 1 else E.Mul(v, E.IntImm(stride), "int32")
+                acc = term if acc is None else E.Add(term, acc, "int32")
+                stride *= extents[child]
+            values[rel.parent] = acc
+            if stride != extents[rel.parent]:
+                cond = E.LT(acc, E.IntImm(extents[rel.parent]))
+                guards.append((cond, stage.iters[rel.parent].kind == "reduce"))
+        else:
+            fused = values[rel.fused]
+            stride = 1
+            for k, child in reversed(list(enumerate(rel.children))):
+                v = fused if stride == 1 else E.FloorDiv(fused, E.IntImm(stride), "int32")
+                if k > 0:
+                    v = E.FloorMod(v, E.IntImm(extents[child]), "int32")
+                values[child] = v
+                stride *= extents[child]
+    return values, guards

@@ -1,14 +1,20 @@
 """The TE-style schedule: ``s = te.create_schedule(C.op)``, ``s[C].split(...)``.
 
-It drives the same State as the block-style ``tir.Schedule``; steps are recorded in the
-same trace.
+A thin layer over the block-style engine (``tir_schedule.Schedule``): every TE call is
+translated into block-style instructions, so a TE schedule has the same State, the same
+lowering and the same replayable trace (``s.trace``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..dsl import expr as E
 from ..dsl.tensor import Operation, Tensor
 from ..errors import ScheduleError
-from .state import State
+from .state import State, derive_extents
+from .tir_schedule import Schedule as BlockSchedule
+from .trace import LoopRV, Trace
 
 
 def _tensors(ops: object) -> list[Tensor]:
@@ -26,40 +32,239 @@ def _tensors(ops: object) -> list[Tensor]:
     return out
 
 
+class Loop:
+    """A loop handle returned by TE primitives (``xo, xi = s[C].split(...)``)."""
+
+    def __init__(self, stage: Stage, rv: LoopRV, name: str) -> None:
+        self.stage = stage
+        self.rv = rv
+        self.var = E.Var(name)
+
+    @property
+    def name(self) -> str:
+        """The loop's name."""
+        return self.var.name
+
+    @property
+    def dom(self) -> E.Range:
+        """The loop's range (0, extent)."""
+        info = self.stage.schedule.engine.get(self.rv)
+        return E.Range.of(0, info.extent)
+
+    def __repr__(self) -> str:
+        return f"Loop({self.stage.name}.{self.name})"
+
+
 class Schedule:
     """A TE schedule over the ops producing some outputs."""
 
     def __init__(self, outputs: object) -> None:
         self.outputs = _tensors(outputs)
-        self.state = State.create(self.outputs)
-
-    def __getitem__(self, key: object) -> StageHandle:
-        name = key.name if isinstance(key, (Tensor, Operation)) else key
-        stage = self.state.stage(str(name))
-        if not stage.is_compute:
-            raise ScheduleError(f"{name!r} is a placeholder; only compute stages are scheduled")
-        return StageHandle(self, stage.name)
+        self.engine = BlockSchedule.from_state(State.create(self.outputs))
+        self._stages: dict[str, Stage] = {}
 
     @property
-    def stages(self) -> list[StageHandle]:
+    def state(self) -> State:
+        """The engine's current State."""
+        return self.engine.state
+
+    @property
+    def trace(self) -> Trace:
+        """The recorded steps, as block-style instructions."""
+        return self.engine.trace
+
+    def __getitem__(self, key: object) -> Stage:
+        name = key.name if isinstance(key, (Tensor, Operation)) else str(key)
+        try:
+            st = self.state.by_op_name(name)
+        except ScheduleError:
+            st = self.state.stage(name)
+        if not st.is_compute:
+            raise ScheduleError(f"{name!r} is a placeholder; only compute stages are scheduled")
+        if st.name not in self._stages:
+            self._stages[st.name] = Stage(self, st.name)
+        return self._stages[st.name]
+
+    @property
+    def stages(self) -> list[Stage]:
         """Handles of every compute stage, producers first."""
-        return [StageHandle(self, s.name) for s in self.state.compute_stages()]
+        return [self[s.name] for s in self.state.compute_stages()]
+
+    def _tensor(self, block: str) -> Tensor:
+        return self.state.stage(block).op.output(0)
+
+    def cache_read(self, tensor: Tensor, scope: str, readers: list) -> Tensor:
+        """A ``scope`` copy of ``tensor`` read by ``readers`` instead (returns the copy)."""
+        readers = readers if isinstance(readers, (list, tuple)) else [readers]
+        if not readers:
+            raise ScheduleError("cache_read: give the list of readers, e.g. [C]")
+        stages = [self[r] for r in readers]
+        rv = self.engine.cache_read(stages[0].block_rv, tensor.name, scope,
+                                    consumer_blocks=[st.block_rv for st in stages[1:]])
+        return self._tensor(self.engine.get(rv).name)
+
+    def cache_write(self, tensor: Tensor, scope: str) -> Tensor:
+        """Compute ``tensor`` in a ``scope`` buffer (the returned tensor); ``s[tensor]``
+        becomes the copy-out stage and keeps its spatial loops."""
+        rv = self.engine.cache_write(self[tensor].block_rv, 0, scope, te_style=True)
+        return self._tensor(self.engine.get(rv).name)
+
+    def rfactor(self, tensor: Tensor, axis: Any, factor_axis: int = 0) -> Tensor:
+        """Factor reduction loop ``axis`` out into a new tensor of partial results."""
+        stage = self[tensor]
+        rv = self.engine.rfactor(stage.loop(axis), factor_axis)
+        return self._tensor(self.engine.get(rv).name)
 
 
-class StageHandle:
-    """``s[C]``: the stage of one op inside a TE schedule."""
+class Stage:
+    """``s[C]``: the stage computing one tensor inside a TE schedule."""
 
-    def __init__(self, schedule: Schedule, name: str) -> None:
+    def __init__(self, schedule: Schedule, block: str) -> None:
         self.schedule = schedule
-        self.name = name
+        self.block = block
+        self._block_rv = None
+        self._loops: dict[str, LoopRV] = {}
+
+    @property
+    def name(self) -> str:
+        """The block name."""
+        return self.block
 
     @property
     def op(self) -> Operation:
         """The stage's operation."""
-        return self.schedule.state.stage(self.name).op
+        return self.schedule.state.stage(self.block).op
+
+    @property
+    def block_rv(self):
+        """The engine's handle of this block."""
+        if self._block_rv is None:
+            self._block_rv = self.schedule.engine.get_block(self.block)
+        return self._block_rv
+
+    def loop(self, handle: Any) -> LoopRV:
+        """The engine loop handle for a TE handle (an axis IterVar or a returned Loop)."""
+        if isinstance(handle, Loop):
+            return handle.rv
+        if isinstance(handle, E.IterVar):
+            name = handle.var.name
+        elif isinstance(handle, E.Var):
+            name = handle.name
+        else:
+            raise ScheduleError(
+                f"stage {self.block!r}: expected a loop (an axis like C.op.axis[0], or a loop "
+                f"returned by split/fuse), got {handle!r}"
+            )
+        st = self.schedule.state.stage(self.block)
+        rv = self._loops.get(name)
+        if rv is not None and name in st.leaves:
+            return rv
+        if name not in st.leaves:
+            raise ScheduleError(
+                f"stage {self.block!r}: {name!r} is not a current loop (loops: {st.leaves}); "
+                "a split or fuse replaced it — use the loops that step returned"
+            )
+        loops = self.schedule.engine.get_loops(self.block_rv)
+        own = loops[len(loops) - len(st.leaves):]
+        self._loops = dict(zip(st.leaves, own))
+        return self._loops[name]
+
+    def _wrap(self, rvs: list[LoopRV]) -> list[Loop]:
+        out = []
+        for rv in rvs:
+            info = self.schedule.engine.get(rv)
+            self._loops[info.name] = rv
+            out.append(Loop(self, rv, info.name))
+        return out
+
+    # -- primitives -----------------------------------------------------------------
+    def split(self, parent: Any, factor: int | None = None,
+              nparts: int | None = None) -> tuple[Loop, Loop]:
+        """Split a loop by ``factor`` (inner extent) or into ``nparts`` (outer extent)."""
+        if (factor is None) == (nparts is None):
+            raise ScheduleError("split: give exactly one of factor= or nparts=")
+        factors = [None, int(factor)] if factor is not None else [int(nparts), None]
+        outer, inner = self._wrap(self.schedule.engine.split(self.loop(parent), factors))
+        return outer, inner
+
+    def tile(self, x_parent: Any, y_parent: Any, x_factor: int,
+             y_factor: int) -> tuple[Loop, Loop, Loop, Loop]:
+        """Split two loops and order them (xo, yo, xi, yi)."""
+        xo, xi = self.split(x_parent, x_factor)
+        yo, yi = self.split(y_parent, y_factor)
+        self.reorder(xo, yo, xi, yi)
+        return xo, yo, xi, yi
+
+    def fuse(self, *args: Any) -> Loop:
+        """Fuse adjacent loops into one."""
+        rv = self.schedule.engine.fuse(*[self.loop(a) for a in args])
+        return self._wrap([rv])[0]
+
+    def reorder(self, *args: Any) -> None:
+        """Reorder loops of this stage."""
+        self.schedule.engine.reorder(*[self.loop(a) for a in args])
+
+    def parallel(self, var: Any) -> None:
+        """Run a loop on all cores."""
+        self.schedule.engine.parallel(self.loop(var))
+
+    def vectorize(self, var: Any) -> None:
+        """Run a loop as SIMD lanes."""
+        self.schedule.engine.vectorize(self.loop(var))
+
+    def unroll(self, var: Any) -> None:
+        """Unroll a loop."""
+        self.schedule.engine.unroll(self.loop(var))
+
+    def bind(self, ivar: Any, thread_ivar: Any) -> None:
+        """Bind a loop to a thread axis (``te.thread_axis("threadIdx.x")``)."""
+        tag = getattr(thread_ivar, "thread_tag", thread_ivar)
+        self.schedule.engine.bind(self.loop(ivar), tag)
+
+    def pragma(self, var: Any, pragma_type: str, pragma_value: Any = 1) -> None:
+        """Annotate a loop, e.g. ``pragma(x, "auto_unroll_max_step", 16)``."""
+        key = pragma_type if pragma_type.startswith("pragma_") else f"pragma_{pragma_type}"
+        self.schedule.engine.annotate(self.loop(var), key, pragma_value)
+
+    def compute_at(self, parent: Stage, scope: Any) -> None:
+        """Compute this stage inside loop ``scope`` of stage ``parent``."""
+        self.schedule.engine.compute_at(self.block_rv, parent.loop(scope))
+
+    def compute_inline(self) -> None:
+        """Inline this elementwise stage into its consumers."""
+        self.schedule.engine.compute_inline(self.block_rv)
+
+    def compute_root(self) -> None:
+        """Compute this stage at the top level."""
+        self.schedule.engine.compute_root(self.block_rv)
+
+    def storage_align(self, axis: Any, factor: int, offset: int) -> None:
+        """Pad this stage's buffer so stride(axis) % factor == offset."""
+        if isinstance(axis, E.IterVar):
+            names = [iv.var.name for iv in self.op.axis]
+            axis = names.index(axis.var.name)
+        self.schedule.engine.storage_align(self.block_rv, 0, int(axis), factor, offset)
+
+    def set_scope(self, scope: str) -> None:
+        """Change the storage scope of this stage's buffer."""
+        self.schedule.engine.set_scope(self.block_rv, 0, scope)
+
+    @property
+    def leaf_iter_vars(self) -> list[Loop]:
+        """The current loops, outermost first."""
+        st = self.schedule.state.stage(self.block)
+        return [Loop(self, self.loop(E.Var(n)), n) for n in st.leaves]
+
+    @property
+    def all_iter_vars(self) -> list[str]:
+        """Names of every loop this stage ever had (root and derived)."""
+        return list(self.schedule.state.stage(self.block).iters)
 
     def __repr__(self) -> str:
-        return f"stage({self.name})"
+        st = self.schedule.state.stage(self.block)
+        ext = derive_extents(st)
+        loops = ", ".join(f"{n}:{ext[n]}" for n in st.leaves)
+        return f"stage({self.block}, loops=[{loops}])"
 
 
 def create_schedule(ops: object) -> Schedule:

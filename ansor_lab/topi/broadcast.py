@@ -80,13 +80,19 @@ def _binary(name: str, fn: Callable, doc: str) -> Callable[[Any, Any], Any]:
         if not isinstance(lhs, Tensor) and not isinstance(rhs, Tensor):
             return apply(lhs, rhs)  # two scalars give an expression, as in TVM
         if not isinstance(lhs, Tensor):
-            return compute(rhs.shape, lambda *i: apply(lhs, rhs[i]), name=f"T_{name}", tag=BROADCAST)
+            return compute(
+                rhs.shape, lambda *i: apply(lhs, rhs[i]), name=f"T_{name}", tag=BROADCAST
+            )
         if not isinstance(rhs, Tensor):
-            return compute(lhs.shape, lambda *i: apply(lhs[i], rhs), name=f"T_{name}", tag=BROADCAST)
+            return compute(
+                lhs.shape, lambda *i: apply(lhs[i], rhs), name=f"T_{name}", tag=BROADCAST
+            )
         shape = broadcast_shape(lhs.shape, rhs.shape, what)
         return compute(
             shape,
-            lambda *i: apply(lhs[broadcast_index(lhs, shape, i)], rhs[broadcast_index(rhs, shape, i)]),
+            lambda *i: apply(
+                lhs[broadcast_index(lhs, shape, i)], rhs[broadcast_index(rhs, shape, i)]
+            ),
             name=f"T_{name}",
             tag=BROADCAST,
         )

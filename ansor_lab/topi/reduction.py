@@ -30,9 +30,7 @@ def comm_reduce(
     """
     reducer = _REDUCERS[combiner]
     red = {a: reduce_axis((0, shape[a]), name=f"k{a}") for a in axes}
-    out_shape = tuple(
-        (1 if keepdims else None) if d in red else e for d, e in enumerate(shape)
-    )
+    out_shape = tuple((1 if keepdims else None) if d in red else e for d, e in enumerate(shape))
     out_shape = tuple(e for e in out_shape if e is not None)
 
     def fcompute(*i):

@@ -151,7 +151,7 @@ def expand_dims(a: Tensor, axis: int, num_newaxis: int = 1) -> Tensor:
     shape = a.shape[:pos] + (1,) * num_newaxis + a.shape[pos:]
     return compute(
         shape,
-        lambda *i: a[tuple(i[:pos]) + tuple(i[pos + num_newaxis:])],
+        lambda *i: a[tuple(i[:pos]) + tuple(i[pos + num_newaxis :])],
         name="T_expand_dims",
         tag=INJECTIVE,
     )
@@ -180,4 +180,3 @@ def squeeze(a: Tensor, axis: Any = None) -> Tensor:
         return a[tuple(src)]
 
     return compute(shape, fcompute, name="T_squeeze", tag=INJECTIVE)
-

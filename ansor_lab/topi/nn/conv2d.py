@@ -58,7 +58,7 @@ def conv2d_nhwc(
     dilation: Any,
     out_dtype: str | None = None,
 ) -> Tensor:
-    """Convolution of Input [N, H, W, C] with Filter [KH, KW, C, OC] (HWIO) giving [N, OH, OW, OC]."""
+    """Convolution of Input [N, H, W, C] with Filter HWIO [KH, KW, C, OC] -> [N, OH, OW, OC]."""
     op = "topi.nn.conv2d_nhwc"
     check_tensor(Input, f"{op}: Input [batch, height, width, in_channel]", 4)
     check_tensor(Filter, f"{op}: Filter [kh, kw, in_channel, out_channel] (HWIO)", 4)

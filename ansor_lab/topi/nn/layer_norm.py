@@ -42,15 +42,24 @@ def layer_norm(
     for e in norm_shape:
         count *= e
 
+    # normalising every axis keeps the statistics as shape (1, ..., 1) rather than 0-D
+    keep = len(axes) == data.ndim
+
     def kept(i: tuple) -> tuple:
+        if keep:
+            return (0,) * data.ndim
         return tuple(v for d, v in enumerate(i) if d not in axes)
 
     def normed(i: tuple) -> tuple:
         return tuple(i[a] for a in axes)
 
-    mean_sum = comm_reduce(data.shape, axes, "sum", lambda i: data[i], name="T_layer_norm_sum")
+    mean_sum = comm_reduce(
+        data.shape, axes, "sum", lambda i: data[i], keep, name="T_layer_norm_sum"
+    )
     mean = compute(
-        mean_sum.shape, lambda *i: mean_sum[i] / float(count), name="T_layer_norm_mean",
+        mean_sum.shape,
+        lambda *i: mean_sum[i] / float(count),
+        name="T_layer_norm_mean",
         tag="elemwise",
     )
 
@@ -58,7 +67,9 @@ def layer_norm(
         c = data[i] - mean[kept(i)]
         return c * c
 
-    var_sum = comm_reduce(data.shape, axes, "sum", centered_square, name="T_layer_norm_varsum")
+    var_sum = comm_reduce(
+        data.shape, axes, "sum", centered_square, keep, name="T_layer_norm_varsum"
+    )
 
     def fcompute(*i):
         k = kept(i)

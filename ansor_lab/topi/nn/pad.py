@@ -19,7 +19,7 @@ def pad(
     pad_value: Any = 0.0,
     name: str = "PadInput",
 ) -> Tensor:
-    """``data`` padded with ``pad_value``: ``pad_before[d]`` before and ``pad_after[d]`` after dim d."""
+    """``data`` padded with ``pad_value``, pad_before[d] / pad_after[d] around dimension d."""
     check_tensor(data, "topi.nn.pad: data")
     n = data.ndim
     pad_after = pad_before if pad_after is None else pad_after
@@ -37,11 +37,15 @@ def pad(
             f"pad_after={tuple(after)}"
         )
     try:
-        value = E.cast(pad_value, data.dtype) if isinstance(pad_value, E.PrimExpr) else (
-            E.const(pad_value, data.dtype)
+        value = (
+            E.cast(pad_value, data.dtype)
+            if isinstance(pad_value, E.PrimExpr)
+            else (E.const(pad_value, data.dtype))
         )
     except DSLError as err:
-        raise DSLError(f"topi.nn.pad: pad_value {pad_value!r} does not fit {data.dtype}: {err}") from None
+        raise DSLError(
+            f"topi.nn.pad: pad_value {pad_value!r} does not fit {data.dtype}: {err}"
+        ) from None
     shape = tuple(e + b + a for e, b, a in zip(data.shape, before, after))
 
     def fcompute(*i):

@@ -30,8 +30,9 @@ def _layout_axes(layout: str, ndim: int, op: str) -> tuple[int, int]:
     return layout.index("H"), layout.index("W")
 
 
-def _out_size(size: int, k: int, s: int, d: int, before: int, after: int, ceil_mode: bool,
-              op: str) -> int:
+def _out_size(
+    size: int, k: int, s: int, d: int, before: int, after: int, ceil_mode: bool, op: str
+) -> int:
     dilated = (k - 1) * d + 1
     span = size + before + after - dilated
     if span < 0:
@@ -47,8 +48,13 @@ def _out_size(size: int, k: int, s: int, d: int, before: int, after: int, ceil_m
     return out
 
 
-def _window_count(o: Any, size: int, k: int, s: int, d: int, before: int, after: int,
-                  out: int, include_pad: bool) -> Any:
+def _div(x: Any, d: int) -> Any:
+    return x // d if d != 1 else x
+
+
+def _window_count(
+    o: Any, size: int, k: int, s: int, d: int, before: int, after: int, out: int, include_pad: bool
+) -> Any:
     """How many of a window's k taps fall inside the counted region, as an expression of o."""
     lo, hi = (-before, size + after - 1) if include_pad else (0, size - 1)
     start = o * s - before if s != 1 else o - before
@@ -56,8 +62,10 @@ def _window_count(o: Any, size: int, k: int, s: int, d: int, before: int, after:
     last_static = hi - ((out - 1) * s - before) >= (k - 1) * d
     if first_static and last_static:
         return k
-    k0 = 0 if first_static else intrin.max((lo - start + d - 1) // d, 0)
-    k1 = k - 1 if last_static else intrin.min((hi - start) // d, k - 1)
+    # clamp before dividing: floor(max(x, 0) / d) == max(floor(x / d), 0), and the
+    # division then never sees a negative dividend
+    k0 = 0 if first_static else _div(intrin.max(lo - start + d - 1, 0), d)
+    k1 = k - 1 if last_static else _div(intrin.min(hi - start, (k - 1) * d), d)
     return intrin.max(k1 - k0 + 1, 0)
 
 
@@ -72,7 +80,7 @@ def pool2d(
     layout: str = "NCHW",
     count_include_pad: bool = True,
 ) -> Tensor:
-    """Max or average pooling over the H and W axes of ``layout``; padding is (top, left, bottom, right).
+    """Max or avg pooling over H and W of ``layout``; padding is (top, left, bottom, right).
 
     Windows follow PyTorch/TVM: with ``ceil_mode`` the output rounds up but no window
     starts in the bottom/right padding; an average divides by the taps inside the padded
@@ -115,8 +123,10 @@ def pool2d(
 
     if pool_type == "max":
         return compute(
-            out_shape, lambda *i: intrin.max(source(i), axis=[rh, rw]),
-            name="pool_max", tag="pool_max",
+            out_shape,
+            lambda *i: intrin.max(source(i), axis=[rh, rw]),
+            name="pool_max",
+            tag="pool_max",
         )
     pool_sum = compute(
         out_shape, lambda *i: intrin.sum(source(i), axis=[rh, rw]), name="pool_sum", tag="pool_sum"
@@ -181,12 +191,16 @@ def global_pool(data: Tensor, pool_type: str = "max", layout: str = "NCHW") -> T
 
     if pool_type == "max":
         return compute(
-            out_shape, lambda *i: intrin.max(source(i), axis=[rh, rw]),
-            name="adaptive_pool_max", tag="adaptive_pool_max",
+            out_shape,
+            lambda *i: intrin.max(source(i), axis=[rh, rw]),
+            name="adaptive_pool_max",
+            tag="adaptive_pool_max",
         )
     pool_sum = compute(
-        out_shape, lambda *i: intrin.sum(source(i), axis=[rh, rw]),
-        name="adaptive_pool_sum", tag="adaptive_pool_sum",
+        out_shape,
+        lambda *i: intrin.sum(source(i), axis=[rh, rw]),
+        name="adaptive_pool_sum",
+        tag="adaptive_pool_sum",
     )
     return compute(
         out_shape, lambda *i: pool_sum[i] / (in_h * in_w), name="adaptive_pool_avg", tag=ELEMWISE

@@ -21,24 +21,26 @@ def _prepare(x: Tensor, axis: int, op: str) -> int:
     return normalize_axis(axis, x.ndim, op)
 
 
-def _reduced(i: tuple, axis: int) -> tuple:
-    return i[:axis] + i[axis + 1:]
+def _stat_index(i: tuple, axis: int) -> tuple:
+    # a 1-D input keeps its statistics 1-D (shape (1,)) rather than 0-D
+    return i[:axis] + i[axis + 1 :] if len(i) > 1 else (0,)
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along ``axis`` (four stages, as TVM)."""
     ax = _prepare(x, axis, "topi.nn.softmax")
-    max_elem = comm_reduce(x.shape, (ax,), "max", lambda i: x[i], name="T_softmax_maxelem")
+    keep = x.ndim == 1
+    max_elem = comm_reduce(x.shape, (ax,), "max", lambda i: x[i], keep, name="T_softmax_maxelem")
     exp = compute(
         x.shape,
-        lambda *i: intrin.exp(x[i] - max_elem[_reduced(i, ax)]),
+        lambda *i: intrin.exp(x[i] - max_elem[_stat_index(i, ax)]),
         name="T_softmax_exp",
         tag="softmax_exp",
     )
-    expsum = comm_reduce(x.shape, (ax,), "sum", lambda i: exp[i], name="T_softmax_expsum")
+    expsum = comm_reduce(x.shape, (ax,), "sum", lambda i: exp[i], keep, name="T_softmax_expsum")
     return compute(
         x.shape,
-        lambda *i: exp[i] / expsum[_reduced(i, ax)],
+        lambda *i: exp[i] / expsum[_stat_index(i, ax)],
         name="T_softmax_norm",
         tag="softmax_output",
     )
@@ -47,17 +49,19 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """x - max - log(sum(exp(x - max))) along ``axis``."""
     ax = _prepare(x, axis, "topi.nn.log_softmax")
-    max_elem = comm_reduce(x.shape, (ax,), "max", lambda i: x[i], name="T_softmax_maxelem")
+    keep = x.ndim == 1
+    max_elem = comm_reduce(x.shape, (ax,), "max", lambda i: x[i], keep, name="T_softmax_maxelem")
     expsum = comm_reduce(
         x.shape,
         (ax,),
         "sum",
-        lambda i: intrin.exp(x[i] - max_elem[_reduced(i, ax)]),
+        lambda i: intrin.exp(x[i] - max_elem[_stat_index(i, ax)]),
+        keep,
         name="T_softmax_expsum",
     )
     return compute(
         x.shape,
-        lambda *i: x[i] - max_elem[_reduced(i, ax)] - intrin.log(expsum[_reduced(i, ax)]),
+        lambda *i: x[i] - max_elem[_stat_index(i, ax)] - intrin.log(expsum[_stat_index(i, ax)]),
         name="T_log_softmax",
         tag="log_softmax_output",
     )

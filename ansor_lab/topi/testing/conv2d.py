@@ -42,13 +42,15 @@ def conv2d_nchw_python(
     out = np.zeros((n, oc, oh, ow), acc)
     og = oc // groups
     for g in range(groups):
-        src = padded[:, g * cg:(g + 1) * cg]
-        wg = weight[g * og:(g + 1) * og]
+        src = padded[:, g * cg : (g + 1) * cg]
+        wg = weight[g * og : (g + 1) * og]
         for ry in range(kh):
             for rx in range(kw):
                 y0, x0 = ry * dh, rx * dw
-                patch = src[:, :, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw]
-                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, wg[:, :, ry, rx])
+                patch = src[
+                    :, :, y0 : y0 + (oh - 1) * sh + 1 : sh, x0 : x0 + (ow - 1) * sw + 1 : sw
+                ]
+                out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", patch, wg[:, :, ry, rx])
     return out.astype(dt)
 
 
@@ -91,10 +93,14 @@ def conv2d_nhwc_python(
         for ry in range(kh):
             for rx in range(kw):
                 y0, x0 = ry * dh, rx * dw
-                patch = padded[:, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw,
-                               g * cg:(g + 1) * cg]
-                out[..., g * og:(g + 1) * og] += np.einsum(
-                    "nhwc,co->nhwo", patch, weight[ry, rx, :, g * og:(g + 1) * og]
+                patch = padded[
+                    :,
+                    y0 : y0 + (oh - 1) * sh + 1 : sh,
+                    x0 : x0 + (ow - 1) * sw + 1 : sw,
+                    g * cg : (g + 1) * cg,
+                ]
+                out[..., g * og : (g + 1) * og] += np.einsum(
+                    "nhwc,co->nhwo", patch, weight[ry, rx, :, g * og : (g + 1) * og]
                 )
     return out.astype(dt)
 
@@ -122,7 +128,7 @@ def depthwise_conv2d_python_nchw(
     for ry in range(kh):
         for rx in range(kw):
             y0, x0 = ry * dh, rx * dw
-            patch = padded[:, :, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw]
+            patch = padded[:, :, y0 : y0 + (oh - 1) * sh + 1 : sh, x0 : x0 + (ow - 1) * sw + 1 : sw]
             out += patch[:, :, None] * weight[None, :, :, ry, rx, None, None]
     return out.reshape(n, c * m, oh, ow).astype(dt)
 

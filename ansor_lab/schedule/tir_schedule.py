@@ -1,0 +1,551 @@
+"""The block-style schedule ``tir.Schedule`` (TVM's API), recording every step.
+
+Every public method is one instruction: it resolves its handles, applies the primitive
+to a copy of the State, and only when that succeeds adopts the copy, registers the new
+handles and appends the instruction to the trace. A failing step raises ScheduleError
+and leaves the schedule and its trace exactly as they were.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Callable, Sequence
+
+from ..errors import LoweringError, ScheduleError
+from ..ir import nodes as N
+from . import primitives as P
+from .lower import lower_state
+from .sampling import sample_categorical as _draw_categorical
+from .sampling import sample_perfect_tile as _draw_tile
+from .state import State, derive_extents
+from .trace import BlockRV, ExprRV, Instruction, LoopRV, RV, Trace, TraceData
+
+#: instructions that read the state without changing it
+_PURE = frozenset({"GetBlock", "GetLoops", "GetChildBlocks", "SamplePerfectTile",
+                   "SampleCategorical", "SampleComputeLocation", "EnterPostproc"})
+_ROOT = ("__root__",)
+_INLINE = ("__inline__",)
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """What ``sch.get(loop_rv)`` returns: the loop as it is now."""
+
+    block: str
+    name: str
+    extent: int
+    kind: str
+    annotation: str
+
+    def __repr__(self) -> str:
+        ann = f", {self.annotation}" if self.annotation else ""
+        return f"Loop({self.block}.{self.name}, extent={self.extent}, {self.kind}{ann})"
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    """What ``sch.get(block_rv)`` returns."""
+
+    name: str
+    writes: str
+    scope: str
+    attach: tuple
+
+
+class Schedule:
+    """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
+
+    def __init__(self, mod: Any, seed: int | None = None, debug_mask: Any = None,
+                 error_render_level: Any = None) -> None:
+        func = mod
+        if isinstance(mod, N.IRModule):
+            func = mod["main"] if "main" in mod else next(iter(mod.functions.values()))
+        if not isinstance(func, N.PrimFunc) or func.source is None:
+            raise ScheduleError(
+                "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
+                f"got {type(mod).__name__}"
+            )
+        self._init(func, list(func.source.args),
+                   State.create(func.source.outputs(), list(func.source.args)), seed)
+
+    @classmethod
+    def from_state(cls, state: State, args: list | None = None,
+                   seed: int | None = None) -> Schedule:
+        """A schedule over an existing State (the TE facade uses this; args come later)."""
+        sch = cls.__new__(cls)
+        sch._init(None, list(args) if args is not None else None, state, seed)
+        return sch
+
+    def _init(self, func: N.PrimFunc | None, args: list | None, state: State,
+              seed: int | None) -> None:
+        self.func = func
+        self.args = args
+        self.state = state
+        self._trace = Trace()
+        self._table: dict[RV, Any] = {}
+        self._counter = 0
+        self._rng = random.Random(seed if seed is not None and seed >= 0 else None)
+        self._mod_cache: tuple[int, N.IRModule] | None = None
+        self._mod_state: State | None = None
+
+    # -- infrastructure ---------------------------------------------------------------
+    def _new(self, cls: type, value: Any) -> RV:
+        rv = cls(self._counter)
+        self._counter += 1
+        self._table[rv] = value
+        return rv
+
+    def _lookup(self, rv: Any, cls: type, prim: str) -> Any:
+        if not isinstance(rv, cls):
+            raise ScheduleError(
+                f"{prim}: expected a {cls.__name__}, got {type(rv).__name__} {rv!r}"
+            )
+        try:
+            return self._table[rv]
+        except KeyError:
+            raise ScheduleError(
+                f"{prim}: handle {rv.name} does not belong to this schedule (it came from "
+                "another tir.Schedule); get handles from this one with get_block/get_loops"
+            ) from None
+
+    def _loop(self, rv: Any, prim: str) -> tuple[str, str]:
+        value = self._lookup(rv, LoopRV, prim)
+        if value in (_ROOT, _INLINE):
+            raise ScheduleError(f"{prim}: {rv.name} is the special root/inline location")
+        return value
+
+    def _block(self, rv: Any, prim: str) -> str:
+        if isinstance(rv, str):
+            return self.state.stage(rv).name
+        return self._lookup(rv, BlockRV, prim)
+
+    def _int(self, v: Any, prim: str) -> Any:
+        if isinstance(v, ExprRV):
+            return self._lookup(v, ExprRV, prim)
+        return v
+
+    def _step(self, kind: str, args: dict, fn: Callable[[State], Any],
+              outputs: Callable[[Any], list] | None = None, decision: Any = None) -> Any:
+        """Apply ``fn`` to a copy of the state; commit and record only if it succeeds."""
+        if kind in _PURE:
+            result = fn(self.state)
+        else:
+            new_state = self.state.copy()
+            result = fn(new_state)
+            self.state = new_state
+        out_rvs = outputs(result) if outputs is not None else []
+        self._trace.append(Instruction(kind, tuple(args.items()), tuple(out_rvs), decision))
+        return out_rvs
+
+    # -- the program ------------------------------------------------------------------
+    @property
+    def mod(self) -> N.IRModule:
+        """The lowered program of the current state (an IRModule with "main")."""
+        if self.args is None:
+            raise ScheduleError(
+                "this schedule has no argument list yet: lower it with tvm.lower(s, [A, B, C])"
+            )
+        if self._mod_state is not self.state:
+            func = lower_state(self.state, self.args, "main")
+            source = self.func.source if self.func is not None else None
+            func = N.PrimFunc(func.params, func.body, "main", func.attrs, source)
+            self._mod_cache = (0, N.IRModule({"main": func}))
+            self._mod_state = self.state
+        return self._mod_cache[1]
+
+    @property
+    def trace(self) -> Trace:
+        """The steps applied so far (prints as ``def apply_trace(sch): ...``)."""
+        return self._trace
+
+    def show(self) -> None:
+        """Print the lowered program."""
+        self.mod.show()
+
+    def copy(self) -> Schedule:
+        """An independent copy; handles of this schedule stay valid on the copy."""
+        other = Schedule.__new__(Schedule)
+        other.func = self.func
+        other.args = list(self.args) if self.args is not None else None
+        other.state = self.state.copy()
+        other._trace = self._trace.copy()
+        other._table = dict(self._table)
+        other._counter = self._counter
+        other._rng = random.Random()
+        other._rng.setstate(self._rng.getstate())
+        other._mod_cache = None
+        other._mod_state = None
+        return other
+
+    def seed(self, seed: int) -> None:
+        """Reseed the random generator of the sampling instructions."""
+        self._rng.seed(seed)
+
+    def fork_seed(self) -> int:
+        """A new seed drawn from this schedule's generator (for a child schedule)."""
+        return self._rng.randrange(1, 2**31 - 1)
+
+    def get(self, rv: Any) -> Any:
+        """The value behind a handle: an int for sampled values, a Loop/BlockInfo otherwise."""
+        if isinstance(rv, ExprRV):
+            return self._lookup(rv, ExprRV, "get")
+        if isinstance(rv, BlockRV):
+            st = self.state.stage(self._lookup(rv, BlockRV, "get"))
+            return BlockInfo(st.name, st.op.name, st.scope, st.attach)
+        if isinstance(rv, LoopRV):
+            value = self._lookup(rv, LoopRV, "get")
+            if value in (_ROOT, _INLINE):
+                return value[0]
+            block, name = value
+            st = P.leaf(self.state, block, name, "get")
+            return LoopInfo(block, name, derive_extents(st)[name], st.iters[name].kind,
+                            st.annotations.get(name, ""))
+        raise ScheduleError(f"get: not a schedule handle: {rv!r}")
+
+    def remove_rv(self, rv: RV) -> None:
+        """Forget a handle."""
+        self._table.pop(rv, None)
+
+    # -- getters ----------------------------------------------------------------------
+    def get_block(self, name: str, func_name: str = "main") -> BlockRV:
+        """The block computing ``name``."""
+        self.state.stage(name)  # raises with the list of blocks when unknown
+        return self._step("GetBlock", {"name": name, "func_name": func_name}, lambda s: name,
+                          lambda b: [self._new(BlockRV, b)])[0]
+
+    def _enclosing_loops(self, block: str) -> list[tuple[str, str]]:
+        st = P.compute_stage(self.state, block, "get_loops")
+        loops = [(block, lp) for lp in st.leaves]
+        while st.attach[0] in ("at", "after"):
+            target = self.state.stage(st.attach[1])
+            pos = target.leaves.index(st.attach[2])
+            loops = [(target.name, lp) for lp in target.leaves[: pos + 1]] + loops
+            st = target
+        return loops
+
+    def get_loops(self, block: Any) -> list[LoopRV]:
+        """The loops around ``block``, outermost first (those of the block it is computed at
+        included)."""
+        b = self._block(block, "get_loops")
+        loops = self._enclosing_loops(b)
+        return self._step("GetLoops", {"block": block}, lambda s: loops,
+                          lambda ls: [self._new(LoopRV, x) for x in ls])
+
+    def get_child_blocks(self, block_or_loop: Any) -> list[BlockRV]:
+        """Blocks nested under a block's loops or under one loop."""
+        if isinstance(block_or_loop, LoopRV):
+            owner, lp = self._loop(block_or_loop, "get_child_blocks")
+            st = self.state.stage(owner)
+            inner = set(st.leaves[st.leaves.index(lp):])
+            names = [owner] + [
+                s.name for s in self.state.stages.values()
+                if s.attach[0] in ("at", "after") and s.attach[1] == owner and s.attach[2] in inner
+            ]
+        else:
+            owner = self._block(block_or_loop, "get_child_blocks")
+            names = [s.name for s in self.state.stages.values()
+                     if s.attach[0] in ("at", "after") and s.attach[1] == owner]
+        return self._step("GetChildBlocks", {"block_or_loop": block_or_loop}, lambda s: names,
+                          lambda ns: [self._new(BlockRV, n) for n in ns])
+
+    # -- loop transformations ---------------------------------------------------------
+    def split(self, loop: LoopRV, factors: Sequence[Any] | None = None,
+              preserve_unit_iters: bool = True, nparts: int | None = None,
+              factor: int | None = None) -> list[LoopRV]:
+        """Split a loop: ``factors=[None, 16]`` (one None is inferred; with no None they must
+        multiply to the extent). Non-dividing factors give guarded code."""
+        block, name = self._loop(loop, "split")
+        if factors is None:
+            if (factor is None) == (nparts is None):
+                raise ScheduleError("split: give factors=[...], or exactly one of factor=/nparts=")
+            factors = [None, factor] if factor is not None else [nparts, None]
+        values = [self._int(f, "split") for f in factors]
+        new = self._step(
+            "Split", {"loop": loop, "factors": list(factors)},
+            lambda s: P.split(s, block, name, values),
+            lambda names: [self._new(LoopRV, (block, n)) for n in names],
+        )
+        return new
+
+    def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse adjacent loops of one block into one loop."""
+        resolved = [self._loop(lp, "fuse") for lp in loops]
+        blocks = {b for b, _ in resolved}
+        if len(blocks) > 1:
+            raise ScheduleError(f"fuse: the loops belong to different blocks {sorted(blocks)}")
+        if not resolved:
+            raise ScheduleError("fuse: needs at least one loop")
+        block = resolved[0][0]
+        return self._step(
+            "Fuse", {"loops": list(loops)},
+            lambda s: P.fuse(s, block, [n for _, n in resolved]),
+            lambda n: [self._new(LoopRV, (block, n))],
+        )[0]
+
+    def reorder(self, *ordered_loops: LoopRV) -> None:
+        """Reorder loops of one block into the given order."""
+        resolved = [self._loop(lp, "reorder") for lp in ordered_loops]
+        blocks = {b for b, _ in resolved}
+        if len(blocks) > 1:
+            raise ScheduleError(
+                f"reorder: the loops come from different loop nests (blocks {sorted(blocks)}); "
+                "reorder loops of one block at a time"
+            )
+        if not resolved:
+            return
+        block = resolved[0][0]
+        self._step("Reorder", {"ordered_loops": list(ordered_loops)},
+                   lambda s: P.reorder(s, block, [n for _, n in resolved]))
+
+    def tile(self, x: LoopRV, y: LoopRV, x_factor: Any, y_factor: Any) -> list[LoopRV]:
+        """Sugar: split x and y and reorder to (xo, yo, xi, yi); recorded as those steps."""
+        xo, xi = self.split(x, [None, x_factor])
+        yo, yi = self.split(y, [None, y_factor])
+        self.reorder(xo, yo, xi, yi)
+        return [xo, yo, xi, yi]
+
+    def _annotate_kind(self, kind_name: str, loop: LoopRV, kind: str) -> None:
+        block, name = self._loop(loop, kind_name.lower())
+        prim = {"Parallel": "parallel", "Vectorize": "vectorize", "Unroll": "unroll"}.get(
+            kind_name, "bind")
+        args = {"loop": loop} if kind_name != "Bind" else {"loop": loop, "thread_axis": kind}
+        self._step(kind_name, args, lambda s: P.annotate_loop(s, block, name, kind, prim))
+
+    def parallel(self, loop: LoopRV) -> None:
+        """Run the loop's iterations on all cores."""
+        self._annotate_kind("Parallel", loop, "parallel")
+
+    def vectorize(self, loop: LoopRV) -> None:
+        """Run the loop as SIMD lanes."""
+        self._annotate_kind("Vectorize", loop, "vectorize")
+
+    def unroll(self, loop: LoopRV) -> None:
+        """Unroll the loop fully."""
+        self._annotate_kind("Unroll", loop, "unroll")
+
+    def bind(self, loop: LoopRV, thread_axis: Any) -> None:
+        """Bind the loop to a GPU thread index ("blockIdx.x", "threadIdx.x", "vthread"...)."""
+        tag = getattr(thread_axis, "thread_tag", thread_axis)
+        self._annotate_kind("Bind", loop, str(tag))
+
+    def annotate(self, block_or_loop: Any, ann_key: str, ann_val: Any) -> None:
+        """Attach an annotation (e.g. "pragma_auto_unroll_max_step": 64) to a loop or block."""
+        if isinstance(block_or_loop, LoopRV):
+            block, name = self._loop(block_or_loop, "annotate")
+        else:
+            block, name = self._block(block_or_loop, "annotate"), None
+        self._step("Annotate", {"block_or_loop": block_or_loop, "ann_key": ann_key,
+                                "ann_val": ann_val},
+                   lambda s: P.pragma(s, block, name, ann_key, ann_val))
+
+    # -- compute locations ------------------------------------------------------------
+    def _location(self, loop: Any, prim: str) -> tuple | None:
+        value = self._lookup(loop, LoopRV, prim)
+        return None if value in (_ROOT, _INLINE) else value
+
+    def compute_at(self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False,
+                   index: int = -1) -> None:
+        """Compute ``block`` inside ``loop`` of one of its consumers (only the region used)."""
+        b = self._block(block, "compute_at")
+        value = self._lookup(loop, LoopRV, "compute_at")
+        args = {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops}
+        if value == _ROOT:
+            self._step("ComputeAt", args, lambda s: P.compute_root(s, b))
+        elif value == _INLINE:
+            self._step("ComputeAt", args, lambda s: P.compute_inline(s, b))
+        else:
+            target, name = value
+            self._step("ComputeAt", args, lambda s: P.compute_at(s, b, target, name))
+
+    def reverse_compute_at(self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False,
+                           index: int = -1) -> None:
+        """Compute consumer ``block`` right after ``loop`` of its producer, on its output."""
+        b = self._block(block, "reverse_compute_at")
+        target, name = self._loop(loop, "reverse_compute_at")
+        self._step("ReverseComputeAt",
+                   {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops},
+                   lambda s: P.reverse_compute_at(s, b, target, name))
+
+    def compute_inline(self, block: Any) -> None:
+        """Inline an elementwise block into its consumers."""
+        b = self._block(block, "compute_inline")
+        self._step("ComputeInline", {"block": block}, lambda s: P.compute_inline(s, b))
+
+    def reverse_compute_inline(self, block: Any) -> None:
+        """Inline an elementwise consumer into its producer's loops."""
+        b = self._block(block, "reverse_compute_inline")
+        self._step("ReverseComputeInline", {"block": block},
+                   lambda s: P.reverse_compute_inline(s, b))
+
+    def compute_root(self, block: Any) -> None:
+        """Compute ``block`` at the top level."""
+        b = self._block(block, "compute_root")
+        self._step("ComputeRoot", {"block": block}, lambda s: P.compute_root(s, b))
+
+    # -- caches, rfactor, storage -----------------------------------------------------
+    def cache_read(self, block: Any, read_buffer_index: int | str, storage_scope: str,
+                   consumer_blocks: Any = None) -> BlockRV:
+        """A block copying the ``read_buffer_index``-th tensor ``block`` reads into
+        ``storage_scope``; ``block`` then reads the copy."""
+        b = self._block(block, "cache_read")
+        others = [self._block(c, "cache_read") for c in (consumer_blocks or [])]
+        args = {"block": block, "read_buffer_index": read_buffer_index,
+                "storage_scope": storage_scope}
+        if consumer_blocks:
+            args["consumer_blocks"] = list(consumer_blocks)
+        return self._step(
+            "CacheRead", args,
+            lambda s: P.cache_read(s, b, read_buffer_index, storage_scope, others),
+            lambda n: [self._new(BlockRV, n)],
+        )[0]
+
+    def cache_write(self, block: Any, write_buffer_index: int = 0, storage_scope: str = "local",
+                    te_style: bool = False) -> BlockRV:
+        """``block`` computes into a ``storage_scope`` buffer; the returned block copies it out.
+
+        (``te_style=True`` gives TE's ``s.cache_write`` instead: the returned block computes.)
+        """
+        b = self._block(block, "cache_write")
+        if write_buffer_index != 0:
+            raise ScheduleError("cache_write: a block writes one buffer; use index 0")
+        args = {"block": block, "write_buffer_index": write_buffer_index,
+                "storage_scope": storage_scope}
+        if te_style:
+            args["te_style"] = True
+        return self._step(
+            "CacheWrite", args, lambda s: P.cache_write(s, b, storage_scope, te_style),
+            lambda n: [self._new(BlockRV, n)],
+        )[0]
+
+    def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
+        """Factor a reduction loop out into a new block of partial results (returned)."""
+        block, name = self._loop(loop, "rfactor")
+        return self._step(
+            "RFactor", {"loop": loop, "factor_axis": factor_axis},
+            lambda s: P.rfactor(s, block, name, factor_axis),
+            lambda n: [self._new(BlockRV, n)],
+        )[0]
+
+    def decompose_reduction(self, block: Any, loop: LoopRV) -> BlockRV:
+        """Move the reduction's initialisation before ``loop``."""
+        b = self._block(block, "decompose_reduction")
+        owner, name = self._loop(loop, "decompose_reduction")
+        if owner != b:
+            raise ScheduleError(
+                f"decompose_reduction: loop {name!r} belongs to {owner!r}, not to {b!r}"
+            )
+        return self._step(
+            "DecomposeReduction", {"block": block, "loop": loop},
+            lambda s: P.decompose_reduction(s, b, name), lambda n: [self._new(BlockRV, b)],
+        )[0]
+
+    def storage_align(self, block: Any, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        """Pad the written buffer so stride(axis) % factor == offset (avoids bank conflicts)."""
+        b = self._block(block, "storage_align")
+        self._step("StorageAlign", {"block": block, "buffer_index": buffer_index, "axis": axis,
+                                    "factor": factor, "offset": offset},
+                   lambda s: P.storage_align(s, b, axis, factor, offset))
+
+    def set_scope(self, block: Any, buffer_index: int, storage_scope: str) -> None:
+        """Change the storage scope of the buffer ``block`` writes."""
+        b = self._block(block, "set_scope")
+        self._step("SetScope", {"block": block, "buffer_index": buffer_index,
+                                "storage_scope": storage_scope},
+                   lambda s: P.set_scope(s, b, storage_scope))
+
+    def enter_postproc(self) -> None:
+        """Mark the start of post-processing steps (``remove_postproc`` stops here)."""
+        self._step("EnterPostproc", {}, lambda s: None)
+
+    # -- sampling ---------------------------------------------------------------------
+    def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
+                            decision: Sequence[int] | None = None) -> list[ExprRV]:
+        """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision)."""
+        block, name = self._loop(loop, "sample_perfect_tile")
+        extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
+        if n < 1:
+            raise ScheduleError("sample_perfect_tile: n must be at least 1")
+        if decision is None:
+            decision = _draw_tile(self._rng, extent, n, max_innermost_factor)
+        decision = [int(d) for d in decision]
+        prod = 1
+        for d in decision:
+            prod *= d
+        if len(decision) != n or prod != extent or min(decision) < 1:
+            raise ScheduleError(
+                f"sample_perfect_tile: decision {decision} does not split loop {name!r} of "
+                f"extent {extent} into {n} factors"
+            )
+        return self._step(
+            "SamplePerfectTile",
+            {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
+            lambda s: decision, lambda ds: [self._new(ExprRV, d) for d in ds],
+            decision=list(decision),
+        )
+
+    def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
+                           decision: int | None = None) -> ExprRV:
+        """Draw one of ``candidates`` with probabilities ``probs`` (a recorded decision)."""
+        candidates = [int(c) for c in candidates]
+        probs = [float(p) for p in probs]
+        if len(candidates) != len(probs) or not candidates:
+            raise ScheduleError("sample_categorical: candidates and probs must have one length")
+        if decision is None:
+            decision = _draw_categorical(self._rng, probs)
+        if not 0 <= int(decision) < len(candidates):
+            raise ScheduleError(f"sample_categorical: decision {decision} out of range")
+        d = int(decision)
+        return self._step(
+            "SampleCategorical", {"candidates": candidates, "probs": probs},
+            lambda s: candidates[d], lambda v: [self._new(ExprRV, v)], decision=d,
+        )[0]
+
+    def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
+        """Loops ``block`` may be computed at: every loop of its single consumer."""
+        b = self._block(block, "sample_compute_location")
+        consumers = [c for c in self.state.consumers(b) if c.attach[0] != "inline"]
+        if len(consumers) != 1:
+            return []
+        c = consumers[0]
+        out = []
+        for lp in c.leaves:
+            trial = self.state.copy()
+            try:
+                P.compute_at(trial, b, c.name, lp)
+            except (ScheduleError, LoweringError):
+                continue
+            out.append((c.name, lp))
+        return out
+
+    def sample_compute_location(self, block: Any, decision: int | None = None) -> LoopRV:
+        """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop."""
+        b = self._block(block, "sample_compute_location")
+        cands = self.compute_location_candidates(block)
+        st = self.state.stage(b)
+        inlinable = not st.op.reduce_axis and not P._is_output(self.state, st)
+        choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
+        if decision is None:
+            decision = self._rng.choice(choices)
+        if decision not in choices:
+            raise ScheduleError(
+                f"sample_compute_location: decision {decision} is not one of {choices}"
+            )
+        value = _INLINE if decision == -2 else _ROOT if decision == -1 else cands[decision]
+        return self._step(
+            "SampleComputeLocation", {"block": block}, lambda s: value,
+            lambda v: [self._new(LoopRV, v)], decision=int(decision),
+        )[0]
+
+    # -- traces -----------------------------------------------------------------------
+    def replay(self, trace: Trace | TraceData | dict | str) -> Schedule:
+        """Apply a trace (object or JSON) to this schedule; returns self."""
+        if isinstance(trace, (dict, str)):
+            trace = Trace.from_json(trace)
+        trace.apply_to_schedule(self)
+        return self
+
+    def __repr__(self) -> str:
+        return f"tir.Schedule({len(self._trace.insts)} steps)\n{self.mod.script()}"
