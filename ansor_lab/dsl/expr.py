@@ -569,11 +569,11 @@ def _const_for(value: object, other: PrimExpr, what: str) -> tuple[PrimExpr, Pri
         value = int(value)
     if isinstance(value, (float, np.floating)) and not dtypes.is_float(other.dtype):
         if dtypes.is_bool(other.dtype):
-            raise DTypeError(f"{what}: cannot mix bool with a float constant")
+            raise DTypeError(f"operator {what}: cannot mix bool with a float constant")
         return FloatImm(float(value), "float32"), cast(other, "float32")
     if dtypes.is_bool(other.dtype) and what not in ("==", "!="):
         raise DTypeError(
-            f"{what}: bool does not take part in arithmetic; cast it with .astype('int32')"
+            f"operator {what}: bool does not take part in arithmetic; cast it with .astype('int32')"
         )
     return const(value, other.dtype), other
 

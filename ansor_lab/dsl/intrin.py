@@ -153,13 +153,18 @@ def _reducer(combiner: str):
             if where is not None or rest:
                 raise DSLError(f"te.{combiner}(a, b) takes exactly two expressions")
             if combiner == "sum":
-                raise DSLError("te.sum needs axis=; write a + b for an elementwise sum")
+                raise DSLError(
+                    f"te.sum: axis must be a te.reduce_axis (or a list of them), got {axis!r}; "
+                    "write a + b for an elementwise sum"
+                )
             cls = E.Max if combiner == "max" else E.Min
             return E.binary(cls, expr, axis, combiner)
         if axis is None:
+            elementwise = "" if combiner == "sum" else (
+                f" (or two expressions for the elementwise {combiner})"
+            )
             raise DSLError(
-                f"te.{combiner} needs a reduction axis: te.{combiner}(expr, axis=k) "
-                f"(or two expressions for the elementwise {combiner})"
+                f"te.{combiner} needs a reduction axis: te.{combiner}(expr, axis=k){elementwise}"
             )
         source = E.as_expr(expr)
         if dtypes.is_bool(source.dtype):

@@ -261,7 +261,7 @@ def _eval_compute(op: ComputeOp, values: dict) -> np.ndarray:
     with np.errstate(all="ignore"):
         for start in range(0, total, chunk):
             flat = np.arange(start, min(total, start + chunk))
-            spatial = np.unravel_index(flat, shape)
+            spatial = np.unravel_index(flat, shape) if shape else ()
             env = {}
             for iv, ix in zip(op.axis, spatial):
                 env[iv.var] = ix.astype(np.int32).reshape(-1, 1)

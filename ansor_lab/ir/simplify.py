@@ -183,18 +183,33 @@ def _term_key(item: tuple) -> tuple:
     return (-abs(coeff), text(term))
 
 
+def _wrap(value: int, dtype: str) -> int:
+    """``value`` modulo 2**bits, in the signed range of ``dtype`` (two's complement)."""
+    lo, hi = dtypes.int_range(dtype)
+    return (value - lo) % (hi - lo + 1) + lo
+
+
 def from_linear(terms: dict, const: int, dtype: str) -> E.PrimExpr:
-    """Rebuild an expression from a linear form, largest coefficients first."""
+    """Rebuild an expression from a linear form, largest coefficients first.
+
+    Coefficients and the constant are reduced modulo 2**bits: integer ``+ - *`` wrap, so
+    this changes no value, and every constant stays representable in ``dtype``.
+    """
+    lo, _ = dtypes.int_range(dtype)
+    terms = {t: _wrap(k, dtype) for t, k in terms.items()}
+    terms = {t: k for t, k in terms.items() if k != 0}
+    const = _wrap(const, dtype)
     out: E.PrimExpr | None = None
     for term, coeff in sorted(terms.items(), key=_term_key):
+        if out is None or coeff == lo:  # -lo is not representable: multiply, then add
+            piece = term if coeff == 1 else E.Mul(term, E.IntImm(coeff, dtype), dtype)
+            out = piece if out is None else E.Add(out, piece, dtype)
+            continue
         piece = term if abs(coeff) == 1 else E.Mul(term, E.IntImm(abs(coeff), dtype), dtype)
-        if out is None:
-            out = piece if coeff > 0 else E.Mul(term, E.IntImm(coeff, dtype), dtype)
-        else:
-            out = E.Add(out, piece, dtype) if coeff > 0 else E.Sub(out, piece, dtype)
+        out = E.Add(out, piece, dtype) if coeff > 0 else E.Sub(out, piece, dtype)
     if out is None:
         return E.IntImm(const, dtype)
-    if const > 0:
+    if const > 0 or const == lo:
         return E.Add(out, E.IntImm(const, dtype), dtype)
     if const < 0:
         return E.Sub(out, E.IntImm(-const, dtype), dtype)
@@ -230,9 +245,9 @@ def _fold_float(e: E.BinaryOp, a: float, b: float) -> E.PrimExpr | None:
                 return None
             r = x / y
         elif isinstance(e, E.Min):
-            r = min(x, y)
+            r = np.minimum(x, y)  # NaN-propagating in either position, like the backends
         elif isinstance(e, E.Max):
-            r = max(x, y)
+            r = np.maximum(x, y)
         else:
             return None
     return E.FloatImm(float(dt.type(r)), e.dtype)
@@ -323,6 +338,9 @@ class _ExprSimplifier(IRMutator):
         c = e.b.value
         if c == 1:
             return e.a if isinstance(e, (E.FloorDiv, E.Div)) else E.IntImm(0, e.dtype)
+        if not self.an.fits(e.a):
+            # the identities below hold for exact integers, not for a dividend that wraps
+            return e
         terms, const = linear_form(e.a)
         # split a = c * quotient + rest, with every coefficient of rest below c
         q_terms, r_terms = {}, {}
@@ -341,17 +359,17 @@ class _ExprSimplifier(IRMutator):
             if a_lo < 0:
                 return e
         quotient = from_linear(q_terms, q_const, e.dtype)
+        if 0 <= lo and hi < c:
+            return quotient if isinstance(e, (E.FloorDiv, E.Div)) else rest
+        if not self.an.fits(rest):
+            return e  # rest alone could wrap although the whole dividend does not
         if isinstance(e, (E.FloorDiv, E.Div)):
-            if 0 <= lo and hi < c:
-                return quotient
             if not r_terms and not q_terms:
                 return E.IntImm(q_const, e.dtype)
-            if q_terms:
+            if q_terms or q_const:
                 inner = E.FloorDiv(rest, e.b, e.dtype)
                 return self.visit_expr(E.Add(quotient, inner, e.dtype))
             return E.FloorDiv(rest, e.b, e.dtype)
-        if 0 <= lo and hi < c:
-            return rest
         return E.FloorMod(rest, e.b, e.dtype)
 
     rule_FloorDiv = _divmod
@@ -367,7 +385,7 @@ class _ExprSimplifier(IRMutator):
             return e.a
         if not _is_index(e):
             return e
-        (a_lo, a_hi), (b_lo, b_hi) = self.an.bound(e.a), self.an.bound(e.b)
+        (a_lo, a_hi), (b_lo, b_hi) = self.an.actual(e.a), self.an.actual(e.b)
         if isinstance(e, E.Min):
             if a_hi <= b_lo:
                 return e.a
@@ -390,6 +408,10 @@ class _ExprSimplifier(IRMutator):
             return _bool(_CMP_FN[type(e)](a.value, b.value))
         if not _is_index(a):
             return e
+        if E.structural_equal(a, b):
+            return _bool(type(e) in (E.EQ, E.LE, E.GE))
+        if not (self.an.fits(a) and self.an.fits(b)):
+            return e  # a - b says nothing about operands that may have wrapped
         diff = self.visit_expr(E.Sub(a, b, a.dtype))
         lo, hi = self.an.bound(diff)
         t = type(e)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Sequence
 
-from ..codegen.llvm import compile_func
+from ..codegen.llvm import CodegenOptions, compile_func
 from ..codegen.target import Target, as_target
 from ..dsl.tensor import Tensor
-from ..errors import AnsorLabError, CodegenError, LoweringError
+from ..errors import CodegenError, LoweringError
 from ..ir import nodes as N
+from ..ir.passes import unroll_by_pragma
 from ..ir.verify import verify
 from ..schedule.lower import lower_state
 from ..schedule.te_schedule import Schedule
@@ -48,11 +49,15 @@ def lower(inp: Any, args: Sequence[Tensor] | None = None, name: str = "main",
 
 
 def build(inp: Any, args: Sequence[Tensor] | None = None, target: Any = None,
-          name: str = "main", **unused: Any) -> Module:
+          name: str = "main", *, num_threads: int | None = None, fast_math: bool = False,
+          record_thread_ids: bool = False, **unused: Any) -> Module:
     """Compile a schedule (or PrimFunc / IRModule) for ``target`` ("llvm" by default).
 
     The result is called with numpy arrays or NDArrays, one per argument, outputs
-    included: ``f(a, b, c)``.
+    included: ``f(a, b, c)``. Parallel loops use ``num_threads`` threads (default: the
+    target's ``num_cores``); ``fast_math`` allows reassociation and other fast-math
+    rewrites; ``record_thread_ids`` is a debug hook recording which threads ran
+    parallel code (``f.threads_seen()``).
     """
     if isinstance(args, (str, Target)) and target is None:
         args, target = None, args  # tvm.build(mod, "llvm")
@@ -62,8 +67,8 @@ def build(inp: Any, args: Sequence[Tensor] | None = None, target: Any = None,
         raise CodegenError(
             f"building for {tgt.kind!r} is not available yet; build for target='llvm'"
         )
-    try:
-        verify(func, tgt.kind)
-    except AnsorLabError:
-        raise
-    return Module(func, tgt, compile_func(func, tgt))
+    verify(func, tgt.kind)
+    func = unroll_by_pragma(func)
+    threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
+    options = CodegenOptions(int(threads), fast_math, record_thread_ids)
+    return Module(func, tgt, compile_func(func, tgt, options))

@@ -158,6 +158,15 @@ class Module:
             return self.func.script()
         raise RuntimeArgumentError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'tir'")
 
+    def loop_report(self) -> str:
+        """Which loops became SIMD, parallel or unrolled code (and which could not)."""
+        lines = [str(r) for r in self.compiled.reports]
+        return "\n".join(lines) if lines else "no vectorized, parallel or unrolled loops"
+
+    def threads_seen(self) -> list[int]:
+        """Thread numbers that ran parallel code (build with ``record_thread_ids=True``)."""
+        return self.compiled.threads_seen()
+
     def export_library(self, path: str) -> None:
         """Not supported: JIT modules live in this process."""
         raise RuntimeArgumentError(

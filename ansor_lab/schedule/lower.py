@@ -41,6 +41,8 @@ class _StageInfo:
     values: dict  # iter name -> PrimExpr over leaf vars (offset within the region)
     guards: list  # (condition, is_reduce) pairs
     buffer: N.Buffer | None = None
+    buf_min: list | None = None  # per spatial axis: where the buffer's index 0 lies
+    alloc_at: str | None = None  # a root intermediate compacted into one of its loops
 
 
 class _Lowerer:
@@ -245,7 +247,62 @@ class _Lowerer:
             shape = tuple(exts[:n_sp]) if stage.attach[0] == "at" else tuple(op.shape)
             strides = _aligned_strides(shape, stage.storage_align)
             info.buffer = N.Buffer(op.name, shape, op.dtype, stage.scope, strides)
+            if stage.attach[0] == "at":
+                info.buf_min = list(mins[:n_sp])
         self.info[stage.name] = info
+
+    def compact(self, stage: Stage) -> None:
+        """Shrink a root intermediate whose readers all run inside its own loops.
+
+        Like TVM's buffer compaction: the buffer is allocated inside the outermost of its
+        loops that encloses every reader (outside all reduction loops) and covers only
+        what one iteration of that loop writes and reads — a tile that can live in
+        registers (cache_write "local" + reverse_compute_at relies on this).
+        """
+        info = self.info[stage.name]
+        if stage.attach[0] != "root" or stage.op.name in self.arg_buffer or stage.storage_align:
+            return
+        readers = [c for c in self.stages
+                   if c.attach[0] != "inline" and c is not stage and self.reads(c, stage)]
+        if not readers:
+            return
+        positions = []
+        for c in readers:
+            chain = self.chain_to(c, stage)
+            if not chain:
+                return
+            positions.append(stage.leaves.index(chain[-1].attach[2]))
+        pos = min(positions)
+        first_reduce = next((k for k, lp in enumerate(stage.leaves)
+                             if stage.iters[lp].kind == "reduce"), len(stage.leaves))
+        if pos >= first_reduce:
+            return
+        relax = {info.leaf_vars[lp]: (0, info.extents[lp] - 1) for lp in stage.leaves[pos + 1:]}
+        values = self.root_values(stage)
+        spans = [_relax(values[iv.var], relax) for iv in stage.op.axis]
+        for c in readers:
+            local = dict(relax)
+            for s in self.chain_to(c, stage):
+                si = self.info[s.name]
+                local.update({si.leaf_vars[lp]: (0, si.extents[lp] - 1) for lp in s.leaves})
+            cvalues = self.root_values(c)
+            for index in self.reads(c, stage):
+                for d, e in enumerate(index):
+                    spans[d] = _union(spans[d], _relax(E.substitute(e, cvalues), local))
+        shape, mins = [], []
+        for d, span in enumerate(spans):
+            if span is None or span == "full" or span[2] - span[1] + 1 >= stage.op.shape[d]:
+                shape.append(stage.op.shape[d])
+                mins.append(E.IntImm(0))
+            else:
+                sym, lo, hi = span
+                shape.append(hi - lo + 1)
+                mins.append(from_linear(dict(sym), lo, "int32"))
+        if tuple(shape) == tuple(stage.op.shape):
+            return
+        info.buffer = N.Buffer(stage.op.name, tuple(shape), stage.op.dtype, stage.scope)
+        info.buf_min = mins
+        info.alloc_at = stage.leaves[pos]
 
     # -- step 3: loop nests ---------------------------------------------------------
     def load(self, e: E.TensorLoad, values: dict) -> E.PrimExpr:
@@ -263,8 +320,8 @@ class _Lowerer:
         info = self.info.get(producer.name)
         if info is None:
             raise LoweringError(f"stage {producer.name!r} is read before it is lowered")
-        if producer.attach[0] == "at":
-            idx = [_sub(i, lo) for i, lo in zip(idx, info.region_min)]
+        if info.buf_min is not None:
+            idx = [_sub(i, lo) for i, lo in zip(idx, info.buf_min)]
         return N.BufferLoad(info.buffer, tuple(idx), info.buffer.dtype)
 
     def translate(self, e: E.PrimExpr, values: dict) -> E.PrimExpr:
@@ -286,6 +343,8 @@ class _Lowerer:
         n_sp = len(op.axis)
         if stage.attach[0] == "at":
             out_idx = tuple(info.values[it.name] for it in stage.root[:n_sp])
+        elif info.buf_min is not None:
+            out_idx = tuple(_sub(values[iv.var], lo) for iv, lo in zip(op.axis, info.buf_min))
         else:
             out_idx = tuple(values[iv.var] for iv in op.axis)
         buf = info.buffer
@@ -338,9 +397,13 @@ class _Lowerer:
             if first_reduce is None or at <= first_reduce:
                 first_reduce = at  # decompose_reduction: the init goes before that loop
         stmt = update
+        info = self.info[stage.name]
         for k in range(len(leaves) - 1, -1, -1):
             leaf = leaves[k]
-            stmt = self.loop(stage, leaf, self.with_attached(stage, leaf, stmt))
+            inner = self.with_attached(stage, leaf, stmt)
+            if info.alloc_at == leaf:
+                inner = N.Allocate(info.buffer, inner)
+            stmt = self.loop(stage, leaf, inner)
             if k == first_reduce and init is not None:
                 init_nest = init
                 for leaf2 in reversed(leaves[k:]):
@@ -373,6 +436,9 @@ class _Lowerer:
         for s in reversed(self.stages):
             if s.attach[0] != "inline":
                 self.ensure_info(s, ())
+        for s in self.stages:
+            if s.attach[0] == "root":
+                self.compact(s)
 
     def ensure_info(self, stage: Stage, pending: tuple) -> None:
         """Build ``stage``'s info after the stages its region depends on."""
@@ -403,7 +469,8 @@ class _Lowerer:
         body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
         body = N.seq(*body_parts)
         for s in reversed(self.stages):
-            if s.attach[0] in ("root", "after") and s.op.name not in self.arg_buffer:
+            if s.attach[0] in ("root", "after") and s.op.name not in self.arg_buffer \
+                    and self.info[s.name].alloc_at is None:
                 body = N.Allocate(self.info[s.name].buffer, body)
         for s in self.stages:
             if s.attach[0] == "inline" and s.op.name in self.arg_buffer:

@@ -62,8 +62,9 @@ def _window_count(
     last_static = hi - ((out - 1) * s - before) >= (k - 1) * d
     if first_static and last_static:
         return k
-    # clamp before dividing: floor(max(x, 0) / d) == max(floor(x / d), 0), and the
-    # division then never sees a negative dividend
+    # clamp before dividing (floor(max(x, 0) / d) == max(floor(x / d), 0)): a dividend that
+    # is a min/max rather than a linear `a*o + c` dodges ir.simplify folding
+    # `(a*o + c) // d` wrongly when c >= d and d does not divide a
     k0 = 0 if first_static else _div(intrin.max(lo - start + d - 1, 0), d)
     k1 = k - 1 if last_static else _div(intrin.min(hi - start, (k - 1) * d), d)
     return intrin.max(k1 - k0 + 1, 0)
