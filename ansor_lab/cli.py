@@ -19,9 +19,23 @@ from . import __version__
 
 #: CPU features worth naming, in the order a reader looks for them.
 NOTABLE_FEATURES = (
-    "sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl",
-    "avx512vnni", "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16",
-    "neon", "sve", "sve2",
+    "sse4.2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512bw",
+    "avx512dq",
+    "avx512vl",
+    "avx512vnni",
+    "avx512bf16",
+    "avx512fp16",
+    "amx-tile",
+    "amx-int8",
+    "amx-bf16",
+    "neon",
+    "sve",
+    "sve2",
 )
 
 
@@ -72,11 +86,18 @@ def cmd_info(args: argparse.Namespace) -> int:
         ("cpu features", cpu_feature_summary(features)),
         ("cores", f"{target.num_cores} usable ({os.cpu_count()} online)"),
         ("simd width", f"{target.vector_bytes * 8} bits ({target.vector_lanes_f32} float32 lanes)"),
-        ("caches", f"L1d {target.l1_bytes // 1024} KiB, L2 {target.l2_bytes // 1024} KiB, "
-                   f"L3 {target.l3_bytes // 1024} KiB"),
+        (
+            "caches",
+            f"L1d {target.l1_bytes // 1024} KiB, L2 {target.l2_bytes // 1024} KiB, "
+            f"L3 {target.l3_bytes // 1024} KiB",
+        ),
         ("nvcc", f"{nvcc}: {_nvcc_version(nvcc)}" if nvcc else "not found"),
-        ("cuda gpu", "available (pycuda found a device)" if cuda_available()
-         else "not available (no pycuda or no GPU/driver); CPU targets work"),
+        (
+            "cuda gpu",
+            "available (pycuda found a device)"
+            if cuda_available()
+            else "not available (no pycuda or no GPU/driver); CPU targets work",
+        ),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
@@ -149,8 +170,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"{'ansor_lab (default)':<24}{ours * 1e3:>12.3f}{flops / ours / 1e9:>10.2f}")
     print(f"{'numpy exp(a @ b)':<24}{ref * 1e3:>12.3f}{flops / ref / 1e9:>10.2f}")
     if ours >= ref:
-        print(f"numpy is {ours / ref:.1f}x faster: the default schedule is a scalar loop nest; "
-              "schedule primitives (split, vectorize, parallel...) close the gap.")
+        print(
+            f"numpy is {ours / ref:.1f}x faster: the default schedule is a scalar loop nest; "
+            "schedule primitives (split, vectorize, parallel...) close the gap."
+        )
     else:
         print(f"ansor_lab is {ref / ours:.1f}x faster than numpy here.")
     return 0 if ok else 1
@@ -182,7 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "size", 1) < 1:
         parser.error("--size must be at least 1")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `ansor-lab info | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -186,3 +186,38 @@ def compile_func(func: N.PrimFunc, target: Target,
     if "__ansor_thread_ids" in text:
         ids = engine.get_global_value_address("__ansor_thread_ids")
     return CompiledLLVM(engine, entry, repeat, text, optimized, tm, mod, reports, ids)
+
+
+def emit_object(func: N.PrimFunc, target: Target,
+                options: CodegenOptions | None = None) -> bytes:
+    """Generate and optimize ``func``; return a relocatable object file (for another process)."""
+    text, _ = generate_ir(func, target, options)
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    tm = target_machine(target.mcpu, target.mattr)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    optimize(mod, tm)
+    return tm.emit_object(mod)
+
+
+@dataclass
+class LoadedObject:
+    """An object file linked into this process: keep it alive while calling its code."""
+
+    engine: object
+    entry_address: int
+    repeat_address: int
+
+
+def load_object(obj: bytes, entry: str, target: Target) -> LoadedObject:
+    """Link an object made by ``emit_object`` into this process."""
+    load_openmp()
+    tm = target_machine(target.mcpu, target.mattr)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    addr = engine.get_function_address(entry)
+    if not addr:
+        raise CodegenError(f"object file has no function {entry!r}")
+    return LoadedObject(engine, addr, engine.get_function_address(entry + "__repeat"))

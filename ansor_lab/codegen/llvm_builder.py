@@ -103,6 +103,12 @@ class ModuleContext:
         self.reports: list[LoopReport] = []
         self.outlined = 0
         self.thread_ids: ir.GlobalVariable | None = None
+        self.quiet = 0  # > 0 while emitting the 2nd, 3rd... copy of an unrolled body
+
+    def report(self, r: LoopReport) -> None:
+        """Record what happened to a loop (once, not once per unrolled copy)."""
+        if not self.quiet:
+            self.reports.append(r)
 
     def declare(self, name: str, ret: ir.Type, args: list) -> ir.Function:
         existing = self.module.globals.get(name)
@@ -115,7 +121,7 @@ class ModuleContext:
             ty = ir.ArrayType(I32, 64)
             g = ir.GlobalVariable(self.module, ty, name="__ansor_thread_ids")
             g.initializer = ir.Constant(ty, None)
-            g.linkage = "internal"
+            g.type = PTR  # opaque, like allocas: element addresses come from a typed gep
             self.thread_ids = g
         return self.thread_ids
 
@@ -136,6 +142,10 @@ class FunctionBuilder:
         self.error_block: ir.Block | None = None
         self.vec: _Vector | None = None
         self.in_parallel = False
+        #: loop variables with constant bounds: var -> (min, max), to prove accesses in bounds
+        self.ranges: dict = {}
+        #: buffers allocated by this function: private to the thread running it
+        self.own: set = set()
         self.nsw = False
         self.flags = ("fast",) if ctx.options.fast_math else ("contract",)
 
@@ -502,6 +512,22 @@ class FunctionBuilder:
         addrs = self.b.add(self.splat(base, lanes), offs)
         return "gather", self.b.inttoptr(addrs, ir.VectorType(PTR, lanes))
 
+    def in_bounds(self, buf: N.Buffer, indices: tuple) -> bool:
+        """True when every lane's element of this access provably lies inside ``buf``
+        (from the constant bounds of the loops around it), whatever the guards say."""
+        form = linear_form(simplify_expr(self.flat_index(buf, indices)))
+        if form is None:
+            return False
+        terms, lo = form
+        hi = lo
+        for term, coeff in terms.items():
+            r = self.ranges.get(term) if isinstance(term, E.Var) else None
+            if r is None:
+                return False
+            a, b = coeff * r[0], coeff * r[1]
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return 0 <= lo and hi < buf.size
+
     def _as_i64(self, v: ir.Value) -> ir.Value:
         return v if v.type == I64 else self.b.sext(v, I64)
 
@@ -523,6 +549,11 @@ class FunctionBuilder:
         how, addr = self.access(buf, e.indices)
         if how == "scalar":
             self._count("scalar_loads")
+            if self.vec is not None and self.vec.mask is not None:
+                # a lane-invariant load under a lane-dependent guard is valid only when some
+                # lane is on (a row past the end of a non-divisible tile, say); otherwise
+                # read element 0 instead, which always exists, and is never used
+                addr = self.b.select(self._any_lane(), addr, self.base_pointer(buf))
             v = self.b.load(addr, typ=mt, align=align)
         else:
             lanes = self.vec.lanes
@@ -530,6 +561,11 @@ class FunctionBuilder:
             mask = self.vec.mask
             passthru = ir.Constant(vt, None)
             if how == "contiguous" and mask is None:
+                self._count("vector_loads")
+                v = self.b.load(addr, typ=vt, align=align)
+            elif how == "contiguous" and self.in_bounds(buf, e.indices):
+                # the guard only hides lanes whose elements exist: read them all (cheaper,
+                # and a plain load of a local tile lets LLVM keep it in registers)
                 self._count("vector_loads")
                 v = self.b.load(addr, typ=vt, align=align)
             elif how == "contiguous":
@@ -568,6 +604,13 @@ class FunctionBuilder:
         if how == "contiguous" and mask is None:
             self._count("vector_stores")
             self.b.store(value, addr, align=align)
+        elif how == "contiguous" and buf in self.own and self.in_bounds(buf, s.indices):
+            # a buffer private to this thread, every lane's element exists: blend the new
+            # lanes into the old vector and store it whole (SROA can then promote a
+            # register tile, and AVX-512 folds the blend into masked arithmetic)
+            self._count("blend_stores")
+            old = self.b.load(addr, typ=vt, align=align)
+            self.b.store(self.b.select(mask, value, old), addr, align=align)
         elif how == "contiguous":
             self._count("masked_stores")
             fn = self.ctx.declare(f"llvm.masked.store.{_vname(vt)}.p0", ir.VoidType(),
@@ -583,10 +626,14 @@ class FunctionBuilder:
                                   [vt, ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes)])
             self.b.call(fn, [value, addr, ir.Constant(I32, align), m])
 
-    def _store_if_any(self, value, addr, buf, align) -> None:
+    def _any_lane(self) -> ir.Value:
+        """i1: is any lane of the current mask on?"""
         lanes = self.vec.lanes
         bits = self.b.bitcast(self.vec.mask, ir.IntType(lanes))
-        anyon = self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(lanes), 0))
+        return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(lanes), 0))
+
+    def _store_if_any(self, value, addr, buf, align) -> None:
+        anyon = self._any_lane()
         with self.b.if_then(anyon):
             self.b.store(self._to_memory(value, buf), addr, align=align)
 
@@ -669,8 +716,10 @@ class FunctionBuilder:
             self.b.cbranch(isnull, self.fail_block(), ok)
             self.b.position_at_end(ok)
         self.buffers[buf] = ptr
+        self.own.add(buf)
         self.stmt(s.body)
         del self.buffers[buf]
+        self.own.discard(buf)
         if heap:
             self.b.call(self.ctx.declare("free", ir.VoidType(), [PTR]), [ptr])
 
@@ -686,22 +735,32 @@ class FunctionBuilder:
             if reason is None:
                 self.vector_loop(s, extent)
                 return
-            self.ctx.reports.append(LoopReport(s.loop_var.name, "vectorized", extent,
-                                               f"scalar loop ({reason})"))
+            self.ctx.report(LoopReport(s.loop_var.name, "vectorized", extent,
+                                       f"scalar loop ({reason})"))
         if s.kind == "parallel" and not self.in_parallel and self.vec is None:
             if self.ctx.options.num_threads > 1 or self.ctx.options.record_thread_ids:
                 self.parallel_loop(s)
                 return
-            self.ctx.reports.append(LoopReport(s.loop_var.name, "parallel", extent,
-                                               "serial (one thread)"))
+            self.ctx.report(LoopReport(s.loop_var.name, "parallel", extent,
+                                       "serial (one thread)"))
         if s.kind == "unrolled" and extent is not None and _const(s.min) is not None \
                 and extent <= MAX_UNROLL:
-            self.ctx.reports.append(LoopReport(s.loop_var.name, "unrolled", extent, "unrolled"))
+            self.ctx.report(LoopReport(s.loop_var.name, "unrolled", extent, "unrolled"))
             vt = llvm_type(s.loop_var.dtype)
-            for k in range(extent):
-                self.vars[s.loop_var] = ir.Constant(vt, _const(s.min) + k)
-                self.stmt(s.body)
+            quieted = False
+            try:
+                for k in range(extent):
+                    if k == 1:
+                        self.ctx.quiet += 1
+                        quieted = True
+                    self.vars[s.loop_var] = ir.Constant(vt, _const(s.min) + k)
+                    self.ranges[s.loop_var] = (_const(s.min) + k, _const(s.min) + k)
+                    self.stmt(s.body)
+            finally:
+                if quieted:
+                    self.ctx.quiet -= 1
             self.vars.pop(s.loop_var, None)
+            self.ranges.pop(s.loop_var, None)
             return
         if self.vec is not None:
             raise CodegenError("internal: a loop inside a vectorized loop body")
@@ -724,22 +783,30 @@ class FunctionBuilder:
         bld.cbranch(bld.icmp_signed("<", phi, hi), body, end)
         bld.position_at_end(body)
         self.vars[s.loop_var] = phi
+        bounds = _bounds(s)
+        if bounds is not None:
+            self.ranges[s.loop_var] = bounds
         self.stmt(s.body)
         nxt = bld.add(phi, ir.Constant(vt, 1), flags=["nsw"])
         phi.add_incoming(nxt, bld.block)
         bld.branch(head)
         bld.position_at_end(end)
         del self.vars[s.loop_var]
+        self.ranges.pop(s.loop_var, None)
 
     def vector_loop(self, s: N.For, lanes: int) -> None:
         base = self.expr(s.min)
         self.vec = _Vector(s.loop_var, lanes, base, None, {s.loop_var})
+        bounds = _bounds(s)
+        if bounds is not None:
+            self.ranges[s.loop_var] = bounds
         try:
             self.stmt(s.body)
         finally:
             stats, self.vec = self.vec.stats, None
-        self.ctx.reports.append(LoopReport(s.loop_var.name, "vectorized", lanes,
-                                           f"SIMD x{lanes}", dict(sorted(stats.items()))))
+            self.ranges.pop(s.loop_var, None)
+        self.ctx.report(LoopReport(s.loop_var.name, "vectorized", lanes,
+                                   f"SIMD x{lanes}", dict(sorted(stats.items()))))
 
     # -- parallel loops ---------------------------------------------------------------
     def parallel_loop(self, s: N.For) -> None:
@@ -754,8 +821,7 @@ class FunctionBuilder:
             if kind == "err":
                 value = ir.Constant(I64, 0)
             elif kind == "var":
-                value = self._as_i64(self.vars[item]) if self.vars[item].type != I64 \
-                    else self.vars[item]
+                value = _to_slot(self.b, self.vars[item])
             else:
                 value = self.b.ptrtoint(self.buffers[item], I64)
             slot = self.b.gep(closure, [ir.Constant(I32, k)], source_etype=I64)
@@ -773,48 +839,93 @@ class FunctionBuilder:
         ok = self.fn.append_basic_block("par.ok")
         self.b.cbranch(failed, self.fail_block(), ok)
         self.b.position_at_end(ok)
-        ctx.reports.append(LoopReport(s.loop_var.name, "parallel", _const(s.extent),
-                                      f"{ctx.options.num_threads} threads (libgomp)"))
+        ctx.report(LoopReport(s.loop_var.name, "parallel", _const(s.extent),
+                              f"{ctx.options.num_threads} threads (libgomp)"))
 
     def _emit_outlined(self, fn: ir.Function, s: N.For, slots: list) -> None:
-        arg = fn.args[0]
-
-        def on_error(b: ir.IRBuilder) -> None:
-            slot = b.gep(arg, [ir.Constant(I32, 0)], source_etype=I64)
-            b.store(ir.Constant(I64, 1), slot)
-            b.ret_void()
-
-        fb = FunctionBuilder(self.ctx, fn, {}, {}, on_error)
+        """The outlined function unpacks the closure and calls ``<fn>_body``, which runs
+        this thread's share of the loop. The body takes the buffers as ``noalias``
+        arguments: pointers read back from the closure would carry no aliasing facts, and
+        LLVM could then keep no accumulator in a register across a loop (every store to
+        the output might change an input)."""
+        ctx = self.ctx
+        bufs = [item for kind, item in slots if kind == "buf"]
+        vars_ = [item for kind, item in slots if kind == "var"]
+        var_types = [llvm_type(v.dtype) for v in vars_]
+        body_ty = ir.FunctionType(I32, [I32, I32] + [PTR] * len(bufs) + var_types)
+        body = ir.Function(ctx.module, body_ty, name=fn.name + "_body")
+        body.attributes.add("nounwind")
+        buf_args = body.args[2:2 + len(bufs)]
+        for a, b in zip(buf_args, bufs):
+            a.name = b.name
+            a.add_attribute("noalias")
+        var_args = body.args[2 + len(bufs):]
+        for a, v in zip(var_args, vars_):
+            a.name = v.name
+        fb = FunctionBuilder(ctx, body, dict(zip(bufs, buf_args)), dict(zip(vars_, var_args)),
+                             lambda b: b.ret(ir.Constant(I32, -1)))
         fb.in_parallel = True
+        fb.ranges = dict(self.ranges)
         bld = fb.b
-        for k, (kind, item) in enumerate(slots):
-            if kind == "err":
-                continue
-            slot = bld.gep(arg, [ir.Constant(I32, k)], source_etype=I64)
-            raw = bld.load(slot, typ=I64)
-            if kind == "var":
-                t = llvm_type(item.dtype)
-                fb.vars[item] = raw if t == I64 else bld.trunc(raw, t)
-            else:
-                fb.buffers[item] = bld.inttoptr(raw, PTR)
-        tid = bld.call(self.ctx.declare("omp_get_thread_num", I32, []), [])
-        nth = bld.call(self.ctx.declare("omp_get_num_threads", I32, []), [])
-        if self.ctx.options.record_thread_ids:
-            table = self.ctx.thread_id_table()
-            idx = bld.and_(tid, ir.Constant(I32, 63))
-            cell = bld.gep(table, [idx], source_etype=I32)
-            bld.store(ir.Constant(I32, 1), cell)
         # static schedule: thread t runs [lo + ext*t/n, lo + ext*(t+1)/n)
         lo = fb._as_i64(fb.expr(s.min))
         ext = fb._as_i64(fb.expr(s.extent))
-        t64, n64 = bld.sext(tid, I64), bld.sext(nth, I64)
+        t64, n64 = bld.sext(body.args[0], I64), bld.sext(body.args[1], I64)
         start = bld.add(lo, bld.sdiv(bld.mul(ext, t64), n64))
         stop = bld.add(lo, bld.sdiv(bld.mul(ext, bld.add(t64, ir.Constant(I64, 1))), n64))
         vt = llvm_type(s.loop_var.dtype)
         if vt != I64:
             start, stop = bld.trunc(start, vt), bld.trunc(stop, vt)
         fb.serial_loop(s, start, stop)
-        fb.finish(None)
+        fb.finish(ir.Constant(I32, 0))
+
+        arg = fn.args[0]
+        bld = ir.IRBuilder(fn.append_basic_block("entry"))
+        values = []
+        for k, (kind, item) in enumerate(slots):
+            if kind == "err":
+                continue
+            slot = bld.gep(arg, [ir.Constant(I32, k)], source_etype=I64)
+            raw = bld.load(slot, typ=I64)
+            if kind == "var":
+                values.append(_from_slot(bld, raw, llvm_type(item.dtype)))
+            else:
+                values.append(bld.inttoptr(raw, PTR))
+        tid = bld.call(ctx.declare("omp_get_thread_num", I32, []), [])
+        nth = bld.call(ctx.declare("omp_get_num_threads", I32, []), [])
+        if ctx.options.record_thread_ids:
+            table = ctx.thread_id_table()
+            idx = bld.and_(tid, ir.Constant(I32, 63))
+            cell = bld.gep(table, [idx], source_etype=I32)
+            bld.store(ir.Constant(I32, 1), cell)
+        bufv = values[len(vars_):]
+        varv = values[:len(vars_)]
+        rc = bld.call(body, [tid, nth] + bufv + varv)
+        with bld.if_then(bld.icmp_signed("!=", rc, ir.Constant(I32, 0))):
+            slot = bld.gep(arg, [ir.Constant(I32, 0)], source_etype=I64)
+            bld.store(ir.Constant(I64, 1), slot)
+        bld.ret_void()
+
+
+def _to_slot(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """A scalar as the i64 of a closure slot (floats by their bits)."""
+    t = v.type
+    if isinstance(t, (ir.HalfType, ir.FloatType, ir.DoubleType)):
+        bits = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
+        v = b.bitcast(v, ir.IntType(bits))
+        return v if bits == 64 else b.zext(v, I64)
+    if t == I64:
+        return v
+    return b.zext(v, I64) if t == I1 else b.sext(v, I64)
+
+
+def _from_slot(b: ir.IRBuilder, raw: ir.Value, t: ir.Type) -> ir.Value:
+    """The inverse of ``_to_slot``."""
+    if isinstance(t, (ir.HalfType, ir.FloatType, ir.DoubleType)):
+        bits = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
+        v = raw if bits == 64 else b.trunc(raw, ir.IntType(bits))
+        return b.bitcast(v, t)
+    return raw if t == I64 else b.trunc(raw, t)
 
 
 def _vname(vt: ir.VectorType) -> str:
@@ -827,6 +938,12 @@ def _vname(vt: ir.VectorType) -> str:
 
 def _const(e: E.PrimExpr) -> int | None:
     return int(e.value) if isinstance(e, E.IntImm) else None
+
+
+def _bounds(s: N.For) -> tuple[int, int] | None:
+    """(first, last) value of a loop's variable when its bounds are constants."""
+    lo, ext = _const(s.min), _const(s.extent)
+    return None if lo is None or ext is None or ext < 1 else (lo, lo + ext - 1)
 
 
 def _wider(a: E.PrimExpr, b: E.PrimExpr) -> str:

@@ -35,9 +35,9 @@ def _steps(s: N.Stmt) -> int | None:
 
 
 class _AutoUnroll(IRMutator):
-    """TVM's auto-unroll: under a loop annotated ``pragma_auto_unroll_max_step = n``, every
-    serial loop with constant extent whose whole nest runs at most ``n`` statements is
-    unrolled."""
+    """TVM's auto-unroll: in a loop annotated ``pragma_auto_unroll_max_step = n`` (the
+    loop itself included, as TVM's pragma scope encloses it), every serial loop with
+    constant extent whose whole nest runs at most ``n`` statements is unrolled."""
 
     def __init__(self) -> None:
         self.budget = 0
@@ -47,8 +47,13 @@ class _AutoUnroll(IRMutator):
         budget = s.annotation(AUTO_UNROLL)
         if budget is not None:
             self.budget = int(budget)
+        try:
+            return self._decide(s)
+        finally:
+            self.budget = saved
+
+    def _decide(self, s: N.For) -> N.Stmt:
         body = self.visit_stmt(s.body)
-        self.budget = saved if budget is not None else self.budget
         kind = s.kind
         steps = _steps(N.For(s.loop_var, s.min, s.extent, s.kind, body))
         if kind == "serial" and self.budget > 0 and steps is not None and steps <= self.budget:

@@ -199,29 +199,14 @@ class Module:
         dev = dev or cpu()
         if number < 1 or repeat < 1:
             raise RuntimeArgumentError("number and repeat must be at least 1")
-        flush = _CacheFlusher(self.target) if enable_cpu_cache_flush else None
+        flush = CacheFlusher(self.target) if enable_cpu_cache_flush else None
 
         def evaluate(*args: object) -> BenchmarkResult:
             ptrs = self._pointers(args)
             self._check(self._entry(*ptrs))  # warm-up
-            n = number
-            results = []
-            for r in range(repeat):
-                if flush is not None:
-                    flush()
-                while True:
-                    start = time.perf_counter()
-                    rc = self._repeat(n, *ptrs)
-                    elapsed = time.perf_counter() - start
-                    self._check(rc)
-                    if elapsed * 1e3 >= min_repeat_ms or min_repeat_ms <= 0:
-                        break
-                    # TVM's rule: grow the count towards the minimum time, at least doubling
-                    n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.618))
-                results.append(elapsed / n)
-                if cooldown_interval_ms > 0 and r + 1 < repeat:
-                    time.sleep(cooldown_interval_ms / 1e3)
-            return BenchmarkResult(tuple(results))
+            costs = time_repeats(lambda n: self._check(self._repeat(n, *ptrs)), number, repeat,
+                                 min_repeat_ms, flush, cooldown_interval_ms)
+            return BenchmarkResult(tuple(costs))
 
         return evaluate
 
@@ -229,7 +214,32 @@ class Module:
         return f"Module({self.entry_name}, target={self.target})"
 
 
-class _CacheFlusher:
+def time_repeats(run_n, number: int, repeat: int, min_repeat_ms: float = 0,
+                 flush=None, cooldown_interval_ms: float = 0) -> list[float]:
+    """Seconds per run for each repeat; ``run_n(n)`` runs the kernel n times natively.
+
+    The count grows until a repeat lasts ``min_repeat_ms`` (TVM's rule: at least
+    doubling, aiming 1.618x past the minimum); ``flush`` runs before every repeat.
+    """
+    n = number
+    results = []
+    for r in range(repeat):
+        if flush is not None:
+            flush()
+        while True:
+            start = time.perf_counter()
+            run_n(n)
+            elapsed = time.perf_counter() - start
+            if elapsed * 1e3 >= min_repeat_ms or min_repeat_ms <= 0:
+                break
+            n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.618))
+        results.append(elapsed / n)
+        if cooldown_interval_ms > 0 and r + 1 < repeat:
+            time.sleep(cooldown_interval_ms / 1e3)
+    return results
+
+
+class CacheFlusher:
     """Evicts the CPU caches by streaming through a buffer larger than the last level."""
 
     def __init__(self, target: Target) -> None:

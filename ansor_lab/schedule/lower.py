@@ -25,7 +25,7 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
 from ..ir.verify import verify
-from .state import Stage, State, derive_extents, pass_up
+from .state import Stage, State, derive_extents, inlined_body, pass_up
 
 _KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
 
@@ -75,23 +75,7 @@ class _Lowerer:
 
     # -- step 1: inlining -----------------------------------------------------------
     def body(self, stage: Stage) -> E.PrimExpr:
-        if stage.name in self.bodies:
-            return self.bodies[stage.name]
-        op = stage.op
-        inline_ops = {s.op.name: s for s in self.stages if s.attach[0] == "inline"}
-
-        def visit(e: E.PrimExpr) -> E.PrimExpr:
-            if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
-                producer = inline_ops[e.tensor.op.name]
-                pbody = self.body(producer)
-                idx = tuple(visit(i) for i in e.indices)
-                mapping = {iv.var: i for iv, i in zip(producer.op.axis, idx)}
-                return E.substitute(pbody, mapping)
-            return E.map_children(e, visit)
-
-        result = visit(op.body[0])
-        self.bodies[stage.name] = result
-        return result
+        return inlined_body(self.state, stage, self.bodies)
 
     def reads(self, stage: Stage, producer: Stage) -> list[tuple]:
         """Index tuples with which ``stage`` (after inlining) reads ``producer``."""
@@ -129,7 +113,10 @@ class _Lowerer:
         op = stage.op
         shape = list(op.shape)
         n_spatial = len(op.axis)
-        full = ([E.IntImm(0)] * len(stage.root), [it.extent for it in stage.root])
+        # the op's whole domain: stage.root holds the region of the last bound inference,
+        # which a later reorder / split of the target's loops may have made stale
+        full = ([E.IntImm(0)] * len(stage.root),
+                [int(iv.dom.extent) for iv in list(op.axis) + list(op.reduce_axis)])
         if stage.attach[0] == "after":
             return self.infer_region_after(stage, full)
         if stage.attach[0] != "at":
@@ -382,6 +369,8 @@ class _Lowerer:
         items = dict(stage.pragmas.get(leaf, {}))
         if leaf == stage.leaves[0]:
             items.update(stage.pragmas.get("", {}))  # block-level annotations
+        # "ansor.*" keys are instructions to the search's post-processor, not to the IR
+        items = {k: v for k, v in items.items() if not k.startswith("ansor.")}
         pragmas = tuple(sorted(items.items()))
         return N.For(info.leaf_vars[leaf], E.IntImm(0), E.IntImm(info.extents[leaf]), kind,
                      body, tag, pragmas)

@@ -13,7 +13,10 @@ from ..dsl.intrin import reduce_identity  # noqa: F401 - re-exported for rfactor
 from ..dsl.tensor import THREAD_TAGS, ComputeOp, PlaceholderOp
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
-from .state import Fuse, Iter, Split, Stage, State, derive_extents, make_stage, pass_up
+from .state import (
+    Fuse, Iter, Split, Stage, State, derive_extents, effective_consumers, effective_reads,
+    make_stage, pass_up,
+)
 
 
 def _err(prim: str, block: str, msg: str, loop: str | None = None) -> ScheduleError:
@@ -231,7 +234,7 @@ def _transitive_consumers(state: State, block: str) -> set[str]:
     todo = [block]
     while todo:
         b = todo.pop()
-        for c in state.consumers(b):
+        for c in state.consumers(b) + effective_consumers(state, b):
             if c.name not in out:
                 out.add(c.name)
                 todo.append(c.name)
@@ -296,10 +299,7 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
             "has a reduction; only elementwise consumers can follow a producer's tile "
             "(compute_at the producer into this block instead)",
         )
-    reads = [
-        n.indices for n in E.post_order(op.body[0])
-        if isinstance(n, E.TensorLoad) and n.tensor.op.name == tst.op.name
-    ]
+    reads = effective_reads(state, st, tst)
     if not reads:
         raise _err("reverse_compute_at", block, f"does not read {target!r}", loop)
     axis_vars = {iv.var for iv in op.axis}
@@ -311,8 +311,10 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
                 "it at its own loop variables (an elementwise consumer)", loop,
             )
     order = list(state.stages)
-    for p in state.producers(block):
-        if p.name != target and p.is_compute and p.attach[0] == "root":
+    producers = [p for p in state.compute_stages()
+                 if p.attach[0] != "inline" and p is not st and effective_reads(state, st, p)]
+    for p in producers:
+        if p.name != target and p.attach[0] == "root":
             if order.index(p.name) > order.index(target):
                 raise _err(
                     "reverse_compute_at", block,
@@ -610,7 +612,8 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
                          body.dtype)
     else:
         rf_body = src
-    rf_op = ComputeOp(name, tuple(spatial), tuple(others), (rf_body,), op.tag, dict(op.attrs))
+    rf_op = ComputeOp(name, tuple(spatial), tuple(others), (rf_body,), op.tag,
+                      {**op.attrs, "ansor.rfactor": True})
     rk = E.IterVar(E.Var(f"{loop}_v"), E.Range.of(0, extents[loop]), "reduce")
     idx = [iv.var for iv in op.axis]
     idx.insert(factor_axis, rk.var)

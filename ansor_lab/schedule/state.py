@@ -293,3 +293,43 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
                 values[child] = v
                 stride *= extents[child]
     return values, guards
+
+
+def inlined_body(state: State, stage: Stage, memo: dict | None = None):
+    """``stage``'s expression with the bodies of inlined producers substituted in."""
+    from ..dsl import expr as E
+
+    memo = {} if memo is None else memo
+    if stage.name in memo:
+        return memo[stage.name]
+    inline_ops = {s.op.name: s for s in state.stages.values()
+                  if s.is_compute and s.attach[0] == "inline"}
+
+    def visit(e):
+        if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
+            producer = inline_ops[e.tensor.op.name]
+            pbody = inlined_body(state, producer, memo)
+            idx = tuple(visit(i) for i in e.indices)
+            return E.substitute(pbody, {iv.var: i for iv, i in zip(producer.op.axis, idx)})
+        return E.map_children(e, visit)
+
+    result = visit(stage.op.body[0])
+    memo[stage.name] = result
+    return result
+
+
+def effective_reads(state: State, reader: Stage, producer: Stage) -> list[tuple]:
+    """Index tuples with which ``reader`` reads ``producer`` once inlined stages are
+    substituted (an inlined stage in between reads on the reader's behalf)."""
+    from ..dsl import expr as E
+
+    return [n.indices for n in E.post_order(inlined_body(state, reader))
+            if isinstance(n, E.TensorLoad) and n.tensor.op.name == producer.op.name]
+
+
+def effective_consumers(state: State, block: str) -> list[Stage]:
+    """Non-inlined compute stages that read ``block`` directly or through inlined stages."""
+    producer = state.stage(block)
+    return [s for s in state.stages.values()
+            if s.is_compute and s.attach[0] != "inline" and s is not producer
+            and effective_reads(state, s, producer)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Sequence
 
-from ..errors import LoweringError, ScheduleError
+from ..errors import ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .lower import lower_state
@@ -99,8 +99,9 @@ class Schedule:
 
     def _lookup(self, rv: Any, cls: type, prim: str) -> Any:
         if not isinstance(rv, cls):
+            shown = rv.name if isinstance(rv, RV) else repr(rv)
             raise ScheduleError(
-                f"{prim}: expected a {cls.__name__}, got {type(rv).__name__} {rv!r}"
+                f"{prim}: expected a {cls.__name__}, got {type(rv).__name__} {shown}"
             )
         try:
             return self._table[rv]
@@ -336,9 +337,10 @@ class Schedule:
             block, name = self._loop(block_or_loop, "annotate")
         else:
             block, name = self._block(block_or_loop, "annotate"), None
+        value = self._int(ann_val, "annotate")  # a sampled value is recorded as its handle
         self._step("Annotate", {"block_or_loop": block_or_loop, "ann_key": ann_key,
                                 "ann_val": ann_val},
-                   lambda s: P.pragma(s, block, name, ann_key, ann_val))
+                   lambda s: P.pragma(s, block, name, ann_key, value))
 
     # -- compute locations ------------------------------------------------------------
     def _location(self, loop: Any, prim: str) -> tuple | None:
@@ -510,15 +512,9 @@ class Schedule:
         if len(consumers) != 1:
             return []
         c = consumers[0]
-        out = []
-        for lp in c.leaves:
-            trial = self.state.copy()
-            try:
-                P.compute_at(trial, b, c.name, lp)
-            except (ScheduleError, LoweringError):
-                continue
-            out.append((c.name, lp))
-        return out
+        # every loop of the single consumer encloses its reads, so each is a legal place;
+        # (trying compute_at on each would cost a bound inference per loop)
+        return [(c.name, lp) for lp in c.leaves]
 
     def sample_compute_location(self, block: Any, decision: int | None = None) -> LoopRV:
         """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop."""

@@ -257,9 +257,15 @@ class TraceData:
 
     insts: list
 
-    def apply_to_schedule(self, sch, remove_postproc: bool = False) -> None:
-        """Call the schedule's methods in order, mapping recorded handles to new ones."""
+    def apply_to_schedule(self, sch, remove_postproc: bool = False,
+                          decisions: dict | None = None) -> None:
+        """Call the schedule's methods in order, mapping recorded handles to new ones.
+
+        ``decisions`` overrides the decision of sampling instructions by instruction
+        index; an override of None draws a fresh one (how the search samples and mutates).
+        """
         rvs: dict[str, Any] = {}
+        decisions = decisions or {}
 
         def decode(v: Any) -> Any:
             if isinstance(v, dict) and set(v) == {"rv"}:
@@ -271,9 +277,11 @@ class TraceData:
                 return [decode(x) for x in v]
             return v
 
-        for kind, args, outs, decision in self.insts:
+        for index, (kind, args, outs, decision) in enumerate(self.insts):
             if kind == "EnterPostproc" and remove_postproc:
                 break
+            if index in decisions:
+                decision = decisions[index]
             method, varargs, sampling = KINDS[kind]
             fn = getattr(sch, method)
             positional = []

@@ -1,0 +1,38 @@
+"""The auto-scheduler under TVM's names (``from ansor_lab import auto_scheduler``).
+
+A face: it only re-exports. The tutorial flow works as written::
+
+    @auto_scheduler.register_workload
+    def matmul(N, L, M, dtype): ...
+    task = auto_scheduler.SearchTask(func=matmul, args=(N, L, M, "float32"), target="llvm")
+    tune_option = auto_scheduler.TuningOptions(
+        num_measure_trials=64, measure_callbacks=[auto_scheduler.RecordToFile(log_file)])
+    task.tune(tune_option)
+    sch, args = task.apply_best(log_file)
+"""
+
+from .dsl.dag import ComputeDAG
+from .measure.measure import LocalBuilder, LocalRPCMeasureContext, LocalRunner
+from .measure.records import (
+    ErrorNo, MeasureInput, MeasureResult, RecordMismatch, RecordToFile, best_records,
+    load_best_record, load_records, merge_records, save_records,
+)
+from .search.cost_model import RandomForestModel, RandomModel, XGBModel, pairwise_accuracy
+from .search.features import FEATURE_NAMES, program_features, store_features
+from .search.policy import PreloadMeasuredStates, SketchPolicy
+from .search.sketch import RULES, Sketch, generate_sketches
+from .search.task import (
+    HardwareParams, SearchTask, TuningOptions, WORKLOAD_FUNC_REGISTRY, register_workload,
+)
+from .search.tune import SearchCallback, TuneResult, TuneStats, tune_task
+
+__all__ = [
+    "ComputeDAG", "LocalBuilder", "LocalRPCMeasureContext", "LocalRunner", "ErrorNo",
+    "MeasureInput", "MeasureResult", "RecordMismatch", "RecordToFile", "best_records",
+    "load_best_record", "load_records", "merge_records", "save_records", "RandomForestModel",
+    "RandomModel", "XGBModel", "pairwise_accuracy", "FEATURE_NAMES", "program_features",
+    "store_features", "PreloadMeasuredStates", "SketchPolicy", "RULES", "Sketch",
+    "generate_sketches", "HardwareParams", "SearchTask", "TuningOptions",
+    "WORKLOAD_FUNC_REGISTRY", "register_workload", "SearchCallback", "TuneResult", "TuneStats",
+    "tune_task",
+]

@@ -1,0 +1,1 @@
+"""Measurement: isolated builders and runners, and the records log."""

@@ -1,0 +1,1 @@
+"""The auto-scheduler: sketches, sampling, evolution, features, cost models, tuning."""

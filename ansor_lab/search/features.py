@@ -1,0 +1,240 @@
+"""Program features for the cost model, extracted per innermost store, Ansor-style.
+
+For every store statement (the innermost computation of a loop nest) the extractor
+reads its enclosing loops and its memory accesses from the lowered program and records:
+
+* computation: float add/sub, mul, div, min/max/compare, math calls, int ops, selects
+  — counts per execution times the trip count of the enclosing loops;
+* loops: how many, trip count, outer-loop product, and the vectorized / unrolled /
+  parallel lengths (innermost vectorized extent, unroll product, auto-unroll budget);
+* up to ``TOP_ACCESSES`` buffer accesses (largest first): read/write, element bytes,
+  unique bytes touched, cache lines touched, stride of the innermost loop, the
+  loop-carried reuse (distance in iterations, bytes in between, count), and whether
+  the buffer is a small local one (a register tile);
+* arithmetic intensity (flops per unique byte) and local allocation bytes.
+
+Counts are compressed with log2(1 + x). A program's vector aggregates its stores: the
+flop-weighted mean and the maximum of every store feature, plus totals. A random forest
+cannot learn Ansor's per-store "pack-sum" loss (it fits one target per sample), so the
+program, not the store, is the sample: aggregation keeps the dominant store's features
+(weighted mean) and the worst-case ones (max) in a fixed-length vector.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dsl import dtypes
+from ..dsl import expr as E
+from ..ir import nodes as N
+from ..ir.simplify import linear_form
+
+TOP_ACCESSES = 5
+_ACCESS_FIELDS = ("is_read", "is_write", "elem_bytes", "unique_bytes", "lines", "stride",
+                  "reuse_iters", "reuse_bytes", "reuse_count", "is_local")
+_STORE_FIELDS = (
+    "float_addsub", "float_mul", "float_div", "float_cmp", "float_math", "int_ops", "selects",
+    "n_loops", "trips", "outer_prod", "vec_len", "vec_is_inner", "unroll_prod", "auto_unroll",
+    "parallel_prod", "guarded", "intensity", "alloc_bytes",
+) + tuple(f"acc{k}_{f}" for k in range(TOP_ACCESSES) for f in _ACCESS_FIELDS)
+
+#: Names of the per-store features, in order.
+STORE_FEATURE_NAMES = _STORE_FIELDS
+#: Names of the program features (what the cost model sees), in order.
+FEATURE_NAMES = (
+    tuple(f"mean.{n}" for n in _STORE_FIELDS) + tuple(f"max.{n}" for n in _STORE_FIELDS)
+    + ("total_flops", "n_stores", "total_alloc_bytes")
+)
+
+
+def _log(x: float) -> float:
+    return math.log2(1.0 + max(0.0, x))
+
+
+class _Loop:
+    __slots__ = ("var", "extent", "kind", "auto_unroll")
+
+    def __init__(self, var, extent, kind, auto_unroll) -> None:
+        self.var = var
+        self.extent = extent
+        self.kind = kind
+        self.auto_unroll = auto_unroll
+
+
+def _count_ops(e: E.PrimExpr) -> list[float]:
+    out = [0.0] * 7
+    for n in E.post_order(e):
+        if isinstance(n, (N.BufferLoad,)):
+            continue
+        is_f = dtypes.is_float(n.dtype.split("x")[0]) if isinstance(n, E.PrimExpr) else False
+        if isinstance(n, (E.Add, E.Sub)):
+            out[0 if is_f else 5] += 1
+        elif isinstance(n, E.Mul):
+            out[1 if is_f else 5] += 1
+        elif isinstance(n, (E.Div, E.FloorDiv, E.Mod, E.FloorMod)):
+            out[2 if is_f else 5] += 1
+        elif isinstance(n, (E.Min, E.Max, E.CmpOp)):
+            operand = n.a.dtype if isinstance(n, E.CmpOp) else n.dtype
+            out[3 if dtypes.is_float(operand) else 5] += 1
+        elif isinstance(n, E.Call):
+            if n.op == "if_then_else":
+                out[6] += 1
+            else:
+                out[4] += 1
+        elif isinstance(n, E.Select):
+            out[6] += 1
+    return out
+
+
+def _flat_index(buf: N.Buffer, indices: tuple) -> E.PrimExpr | None:
+    total = None
+    for idx, stride in zip(indices, buf.strides):
+        t = idx if stride == 1 else E.Mul(idx, E.IntImm(stride), idx.dtype)
+        total = t if total is None else E.Add(total, t, "int32")
+    return total
+
+
+def _access(buf: N.Buffer, indices: tuple, loops: list, is_read: bool, is_write: bool,
+            local_sizes: dict) -> list[float]:
+    item = dtypes.itemsize(buf.dtype)
+    flat = _flat_index(buf, indices)
+    form = linear_form(flat) if flat is not None else ({}, 0)
+    coeffs: dict = {}
+    nonlinear: set = set()
+    if form is not None:
+        for term, c in form[0].items():
+            if isinstance(term, E.Var):
+                coeffs[term] = coeffs.get(term, 0) + c
+            else:
+                nonlinear |= E.free_vars(term)
+    unique = 1
+    for lp in loops:
+        if coeffs.get(lp.var, 0) != 0 or lp.var in nonlinear:
+            unique *= lp.extent
+    unique = min(unique, buf.size)
+    inner = loops[-1] if loops else None
+    if inner is None:
+        stride = 0
+    elif inner.var in nonlinear:
+        stride = 1e6
+    else:
+        stride = abs(coeffs.get(inner.var, 0))
+    unique_bytes = unique * item
+    lines = math.ceil(unique_bytes / 64) if stride * item < 64 else unique
+    # loop-carried reuse: the innermost loop the access does not depend on
+    reuse_iters = reuse_bytes = reuse_count = 0.0
+    inner_trips = 1
+    for lp in reversed(loops):
+        if coeffs.get(lp.var, 0) == 0 and lp.var not in nonlinear and lp.extent > 1:
+            reuse_iters = inner_trips
+            reuse_bytes = inner_trips * item  # bytes this access streams between reuses
+            reuse_count = lp.extent
+            break
+        inner_trips *= lp.extent
+    is_local = 1.0 if buf in local_sizes and buf.nbytes <= 4096 else 0.0
+    return [float(is_read), float(is_write), float(item), _log(unique_bytes), _log(lines),
+            _log(stride), _log(reuse_iters), _log(reuse_bytes), _log(reuse_count), is_local]
+
+
+class _Extractor:
+    def __init__(self) -> None:
+        self.loops: list[_Loop] = []
+        self.guards = 0
+        self.local_sizes: dict = {}
+        self.rows: list[tuple[float, list[float]]] = []
+
+    def visit(self, s: N.Stmt) -> None:
+        if isinstance(s, N.SeqStmt):
+            for x in s.seq:
+                self.visit(x)
+        elif isinstance(s, N.For):
+            extent = s.extent.value if isinstance(s.extent, E.IntImm) else 16
+            budget = s.annotation("pragma_auto_unroll_max_step")
+            outer_budget = self.loops[-1].auto_unroll if self.loops else 0
+            self.loops.append(_Loop(s.loop_var, extent, s.kind,
+                                    int(budget) if budget is not None else outer_budget))
+            self.visit(s.body)
+            self.loops.pop()
+        elif isinstance(s, N.IfThenElse):
+            self.guards += 1
+            self.visit(s.then_case)
+            if s.else_case is not None:
+                self.visit(s.else_case)
+            self.guards -= 1
+        elif isinstance(s, N.Allocate):
+            self.local_sizes[s.buffer] = s.buffer.nbytes
+            self.visit(s.body)
+        elif isinstance(s, (N.LetStmt, N.Block)):
+            self.visit(s.body)
+        elif isinstance(s, N.BufferStore):
+            self.store(s)
+
+    def store(self, s: N.BufferStore) -> None:
+        loops = [lp for lp in self.loops if lp.extent > 1]
+        trips = 1.0
+        for lp in loops:
+            trips *= lp.extent
+        ops = _count_ops(s.value)
+        flops = sum(ops[:5]) * trips
+        vec = [lp for lp in loops if lp.kind == "vectorized"]
+        vec_len = vec[-1].extent if vec else 0
+        vec_inner = 1.0 if loops and loops[-1].kind == "vectorized" else 0.0
+        unroll = 1.0
+        par = 1.0
+        for lp in loops:
+            if lp.kind == "unrolled":
+                unroll *= lp.extent
+            elif lp.kind == "parallel":
+                par *= lp.extent
+        outer = trips / loops[-1].extent if loops else 1.0
+        auto = self.loops[-1].auto_unroll if self.loops else 0
+        accesses = [(0.0, _access(s.buffer, s.indices, loops, False, True, self.local_sizes))]
+        reads_store = False
+        for n in E.post_order(s.value):
+            if isinstance(n, N.BufferLoad):
+                if n.buffer is s.buffer:
+                    reads_store = True
+                    continue
+                acc = _access(n.buffer, n.indices, loops, True, False, self.local_sizes)
+                accesses.append((acc[3], acc))
+        if reads_store:
+            accesses[0][1][0] = 1.0
+        head, rest = accesses[0], sorted(accesses[1:], key=lambda a: -a[0])
+        chosen = [head[1]] + [a[1] for a in rest][: TOP_ACCESSES - 1]
+        unique_total = sum(2 ** a[3] - 1 for a in chosen)
+        alloc = sum(self.local_sizes.values())
+        row = [_log(x * trips) for x in ops] + [
+            float(len(loops)), _log(trips), _log(outer), float(vec_len), vec_inner, _log(unroll),
+            _log(auto), _log(par), float(self.guards > 0), _log(flops / max(unique_total, 1.0)),
+            _log(alloc),
+        ]
+        for k in range(TOP_ACCESSES):
+            row += chosen[k] if k < len(chosen) else [0.0] * len(_ACCESS_FIELDS)
+        self.rows.append((max(flops, trips), row))
+
+
+def store_features(func: N.PrimFunc) -> list[list[float]]:
+    """One feature row per store statement (see STORE_FEATURE_NAMES)."""
+    ex = _Extractor()
+    ex.visit(func.body)
+    return [row for _, row in ex.rows]
+
+
+def program_features(func: N.PrimFunc) -> np.ndarray:
+    """The fixed-length feature vector of a program (see FEATURE_NAMES)."""
+    ex = _Extractor()
+    ex.visit(func.body)
+    width = len(_STORE_FIELDS)
+    if not ex.rows:
+        return np.zeros(len(FEATURE_NAMES))
+    weights = np.array([w for w, _ in ex.rows], dtype=float)
+    rows = np.array([r for _, r in ex.rows], dtype=float)
+    mean = (weights[:, None] * rows).sum(axis=0) / max(weights.sum(), 1e-9)
+    mx = rows.max(axis=0)
+    total_flops = _log(float(weights.sum()))
+    alloc = rows[:, _STORE_FIELDS.index("alloc_bytes")].max()
+    out = np.concatenate([mean, mx, [total_flops, float(len(ex.rows)), alloc]])
+    assert out.shape[0] == 2 * width + 3
+    return out

@@ -1,0 +1,276 @@
+"""SketchPolicy: sketches, random initial population, cost-model-guided evolution.
+
+Each phase is callable alone, as a course needs: ``policy.generate_sketches()``,
+``policy.sample_initial_population()``, ``policy.evolutionary_search(population, n)``,
+and ``policy.next_batch(n)`` which chains them and picks what to measure next.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..errors import AnsorLabError, LoweringError, ScheduleError
+from ..measure.records import MeasureInput, MeasureResult, load_records
+from ..schedule.lower import lower_state
+from .cost_model import CostModel, RandomForestModel
+from .features import program_features
+from .sketch import Sketch, annotate_sampling, generate_sketches
+from .space import Candidate, SearchSpace
+
+DEFAULT_PARAMS = {
+    "population": 96,  # evolutionary population size
+    "generations": 3,  # evolution rounds per search
+    "mutation_prob": 0.85,
+    "crossover_prob": 0.05,
+    "eps_greedy": 0.05,  # share of each batch picked at random (exploration)
+    "sample_init_min_population": 48,
+    "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
+}
+
+
+class PreloadMeasuredStates:
+    """An init callback: mark the programs of a log as measured (and teach the model)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def enter(self, policy: SketchPolicy) -> None:
+        """Load the records of the policy's task."""
+        policy.preload(self.filename)
+
+
+class SketchPolicy:
+    """Ansor's search policy over the sketches of one task."""
+
+    def __init__(self, task: Any, program_cost_model: CostModel | None = None,
+                 params: dict | None = None, seed: int | None = None, verbose: int = 1,
+                 init_search_callbacks: list | None = None) -> None:
+        self.task = task
+        self.model = program_cost_model if program_cost_model is not None \
+            else RandomForestModel()
+        self.params = {**DEFAULT_PARAMS, **(params or {})}
+        unknown = set(self.params) - set(DEFAULT_PARAMS)
+        if unknown:
+            raise AnsorLabError(f"unknown SketchPolicy params {sorted(unknown)}; known: "
+                                f"{sorted(DEFAULT_PARAMS)}")
+        self.seed = seed if seed is not None else random.randrange(2**31)
+        self.rng = random.Random(self.seed)
+        self.verbose = verbose
+        self.sketches = self.generate_sketches()
+        self.space = SearchSpace(self.sketches, task.make_schedule, seed=self.seed)
+        self.measured: dict = {}  # candidate key -> mean cost (inf for errors)
+        self.measured_candidates: list[tuple[float, Candidate]] = []
+        self._features: OrderedDict = OrderedDict()
+        self._traces: OrderedDict = OrderedDict()
+        self.best_cost = float("inf")
+        self.best_trace: dict | None = None
+        self.search_time = 0.0
+        self.last_predictions: dict = {}
+        for cb in init_search_callbacks or []:
+            cb.enter(self)
+
+    # -- phase 1: sketches ------------------------------------------------------------
+    def generate_sketches(self, print_for_debug: bool = False) -> list[Sketch]:
+        """The task's sketches (program structures with open decisions)."""
+        cores = self.task.hardware_params.num_cores
+        sketches = generate_sketches(
+            lambda: self.task.make_schedule(seed=0),
+            annotate=lambda sch: annotate_sampling(sch, cores),
+        )
+        if print_for_debug:
+            for s in sketches:
+                print(s)
+        return sketches
+
+    # -- phase 2: random initial population -------------------------------------------
+    def sample_initial_population(self, n: int | None = None) -> list[Candidate]:
+        """``n`` valid random candidates (random annotation of random sketches)."""
+        n = n or self.params["sample_init_min_population"]
+        out: list[Candidate] = []
+        tries = 0
+        while len(out) < n and tries < n * 4:
+            tries += 1
+            r = self.space.sample()
+            if r is None:
+                continue
+            cand, sch = r
+            self._remember(cand, sch)
+            out.append(cand)
+        return out
+
+    def _remember(self, cand: Candidate, sch: Any) -> np.ndarray | None:
+        key = cand.key
+        if key not in self._features:
+            try:
+                func = lower_state(sch.state, sch.args, simplify=False)
+                feats = program_features(func)
+            except (LoweringError, ScheduleError):
+                feats = None
+            self._features[key] = feats
+            self._traces[key] = sch.trace.as_json()
+            while len(self._features) > 20000:
+                self._features.popitem(last=False)
+                self._traces.popitem(last=False)
+        return self._features[key]
+
+    def features_of(self, cand: Candidate) -> np.ndarray | None:
+        """Program features of a candidate (replayed and lowered on first use)."""
+        if cand.key in self._features:
+            return self._features[cand.key]
+        try:
+            sch = self.space.schedule(cand)
+        except (ScheduleError, LoweringError, AnsorLabError):
+            self._features[cand.key] = None
+            return None
+        return self._remember(cand, sch)
+
+    # -- phase 3: evolution -----------------------------------------------------------
+    def predict(self, cands: list[Candidate]) -> np.ndarray:
+        """Cost-model scores (higher = faster); invalid candidates get -inf."""
+        feats = [self.features_of(c) for c in cands]
+        valid = [k for k, f in enumerate(feats) if f is not None]
+        scores = np.full(len(cands), -np.inf)
+        if valid:
+            pred = self.model.predict([feats[k] for k in valid])
+            scores[valid] = pred
+        return scores
+
+    def evolutionary_search(self, init_population: list[Candidate], out_size: int) -> list:
+        """The ``out_size`` best unmeasured candidates found by mutating the population."""
+        p = self.params
+        pop = list(init_population)
+        measured_best = [c for _, c in sorted(self.measured_candidates, key=lambda x: x[0])]
+        pop += measured_best[: int(len(pop) * p["use_measured_ratio"]) + 1]
+        pop = [c for c in pop if self.features_of(c) is not None]
+        best: dict = {}
+        for _ in range(p["generations"] + 1):
+            if not pop:
+                break
+            scores = self.predict(pop)
+            for c, s in zip(pop, scores):
+                if c.key not in self.measured and np.isfinite(s):
+                    best[c.key] = (s, c)
+            finite = np.where(np.isfinite(scores), scores, np.nan)
+            lo = np.nanmin(finite) if np.isfinite(finite).any() else 0.0
+            weights = np.nan_to_num(finite - lo, nan=0.0) + 1e-6
+            children: list[Candidate] = []
+            attempts = 0
+            while len(children) < p["population"] and attempts < p["population"] * 4:
+                attempts += 1
+                parent = self.rng.choices(pop, weights=weights)[0]
+                r = self.rng.random()
+                child = None
+                if r < p["crossover_prob"]:
+                    other = self.rng.choices(pop, weights=weights)[0]
+                    child = self.space.crossover(parent, other)
+                elif r < p["crossover_prob"] + p["mutation_prob"]:
+                    child = self.space.mutate(parent)
+                else:
+                    child = parent
+                if child is not None and self.features_of(child) is not None:
+                    children.append(child)
+            pop = children
+        ranked = sorted(best.values(), key=lambda x: -x[0])
+        self.last_predictions = {c.key: s for s, c in ranked}
+        return [c for _, c in ranked[:out_size]]
+
+    # -- picking a batch --------------------------------------------------------------
+    def next_batch(self, n: int) -> list[MeasureInput]:
+        """The next ``n`` programs to measure (best predicted, plus a few random ones)."""
+        start = time.perf_counter()
+        init = self.sample_initial_population()
+        chosen: list[Candidate] = []
+        seen = set(self.measured)
+        n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples else 0
+        for c in self.evolutionary_search(init, 2 * n):
+            if len(chosen) >= n - n_random:
+                break
+            if c.key not in seen:
+                chosen.append(c)
+                seen.add(c.key)
+        pool = [c for c in init if c.key not in seen]
+        self.rng.shuffle(pool)
+        for c in pool:
+            if len(chosen) >= n:
+                break
+            chosen.append(c)
+            seen.add(c.key)
+        extra = 0
+        while len(chosen) < n and extra < 4 * n:  # space nearly exhausted: sample more
+            extra += 1
+            r = self.space.sample()
+            if r is None:
+                continue
+            cand, sch = r
+            self._remember(cand, sch)
+            if cand.key not in seen:
+                chosen.append(cand)
+                seen.add(cand.key)
+        inputs = []
+        for c in chosen:
+            if c.key not in self._traces or self._traces[c.key] is None:
+                self.features_of(c)
+            trace = self._traces.get(c.key)
+            if trace is not None:
+                inputs.append(MeasureInput(self.task, trace, c.sketch, c.decisions))
+        self.search_time += time.perf_counter() - start
+        return inputs
+
+    def update(self, inputs: list[MeasureInput], results: list[MeasureResult]) -> None:
+        """Record measurements and retrain the cost model."""
+        start = time.perf_counter()
+        feats, costs = [], []
+        for inp, res in zip(inputs, results):
+            cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None \
+                else None
+            cost = res.mean_cost
+            if cand is not None:
+                self.measured[cand.key] = cost
+                if np.isfinite(cost):
+                    self.measured_candidates.append((cost, cand))
+                f = self.features_of(cand)
+                if f is not None:
+                    feats.append(f)
+                    costs.append(cost)
+            if cost < self.best_cost:
+                self.best_cost = cost
+                self.best_trace = inp.trace
+        if feats:
+            self.model.update(feats, costs, [self.task.workload_key] * len(costs))
+        self.search_time += time.perf_counter() - start
+
+    def preload(self, filename: str) -> int:
+        """Treat the task's records in ``filename`` as measured; returns how many."""
+        n = 0
+        feats, costs = [], []
+        for inp, res in load_records(filename):
+            if inp.workload_key != self.task.workload_key or inp.sketch is None:
+                continue
+            if inp.sketch >= len(self.sketches):
+                continue
+            cand = Candidate(inp.sketch, _freeze(inp.decisions))
+            self.measured[cand.key] = res.mean_cost
+            n += 1
+            if res.error_no == 0:
+                self.measured_candidates.append((res.mean_cost, cand))
+                if res.mean_cost < self.best_cost:
+                    self.best_cost = res.mean_cost
+                    self.best_trace = inp.trace
+            f = self.features_of(cand)
+            if f is not None:
+                feats.append(f)
+                costs.append(res.mean_cost)
+        if feats:
+            self.model.update(feats, costs, [self.task.workload_key] * len(costs))
+        return n
+
+
+def _freeze(x):
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    return x

@@ -1,0 +1,324 @@
+"""Sketch generation: Ansor's rules, each a named, separately testable function.
+
+A sketch is the structure of a program — which stages are inlined, tiled, fused, cached
+or rfactored — with its numbers left open. Here a sketch is recorded as a trace whose
+sampling instructions (tile sizes, unroll budget, parallel depth, compute locations) are
+the open numbers: "random annotation" is replaying it with fresh decisions, and the
+evolutionary search mutates those decisions.
+
+Stages are visited consumers first (reverse topological order), as in Ansor. Each rule
+has a condition and an application; a rule may offer alternatives (e.g. with and
+without a cache-write stage), and every combination becomes one sketch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from collections.abc import Callable
+
+from ..dsl import expr as E
+from ..dsl.dag import EXPENSIVE_CALLS
+from ..errors import ScheduleError
+from ..schedule.state import Stage, State, effective_consumers, effective_reads
+from ..schedule.tir_schedule import Schedule
+
+#: Ansor's CPU multi-level tiling structure: 4 spatial levels, 2 reduction levels.
+CPU_STRUCTURE = "SSRSRS"
+#: Largest innermost tile (it becomes the vectorized loop).
+MAX_INNERMOST = 64
+#: Unroll budgets the search chooses from (pragma_auto_unroll_max_step).
+UNROLL_CHOICES = (0, 16, 64, 512)
+
+
+# --------------------------------------------------------------------------------------
+# Stage analysis (on the current State, so earlier rules are taken into account)
+
+
+def _is_output(state: State, st: Stage) -> bool:
+    names = {t.name for t in state.outputs} | {t.name for t in (state.args or [])}
+    return st.op.name in names
+
+
+def is_injective(st: Stage) -> bool:
+    """No reduction axes."""
+    return not st.op.reduce_axis
+
+
+def has_expensive_op(st: Stage) -> bool:
+    """The body calls exp/log/tanh... (Ansor does not inline those blindly)."""
+    return any(isinstance(n, E.Call) and n.op in EXPENSIVE_CALLS
+               for n in E.post_order(st.op.body[0]))
+
+
+def is_strictly_inlineable(state: State, st: Stage) -> bool:
+    """Ansor's always-inline condition: elementwise, cheap, not an output, has readers."""
+    return (is_injective(st) and not has_expensive_op(st) and not _is_output(state, st)
+            and bool(effective_consumers(state, st.name)))
+
+
+def needs_multi_level_tiling(state: State, st: Stage) -> bool:
+    """A reduction whose inputs miss at least two of its loop variables (data reuse)."""
+    if not st.op.reduce_axis:
+        return False
+    axis_vars = [iv.var for iv in st.op.axis]
+    missing = 0
+    for p in state.stages.values():
+        if p is st:
+            continue
+        for index in effective_reads(state, st, p):
+            used = set()
+            for i in index:
+                used |= E.free_vars(i)
+            missing += sum(1 for v in axis_vars if v not in used)
+    return missing >= 2
+
+
+def fusible_consumer(state: State, st: Stage) -> Stage | None:
+    """The single elementwise consumer that can be fused into ``st``'s tile, if any."""
+    consumers = effective_consumers(state, st.name)
+    if len(consumers) != 1:
+        return None
+    c = consumers[0]
+    if not is_injective(c) or c.attach[0] != "root" or tuple(c.op.shape) != tuple(st.op.shape):
+        return None
+    axis = [iv.var for iv in c.op.axis]
+    reads = effective_reads(state, c, st)
+    if not reads or any(len(r) != len(axis) or any(a is not b for a, b in zip(r, axis))
+                        for r in reads):
+        return None  # fusion needs the consumer to read the producer at its own indices
+    return c
+
+
+def spatial_size(st: Stage) -> int:
+    """Product of the output extents."""
+    n = 1
+    for d in st.op.shape:
+        n *= d
+    return n
+
+
+def reduce_size(st: Stage) -> int:
+    """Product of the reduction extents."""
+    n = 1
+    for iv in st.op.reduce_axis:
+        n *= int(iv.dom.extent)
+    return n
+
+
+# --------------------------------------------------------------------------------------
+# Rule applications (on a tir.Schedule, recording sampling instructions)
+
+
+def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | None = None,
+                             structure: str = CPU_STRUCTURE) -> None:
+    """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes.
+
+    With ``fuse_consumer``, that elementwise consumer is computed after the second
+    spatial level (the outer tile), as Ansor's fusion rule does.
+    """
+    b = sch.get_block(block)
+    loops = sch.get_loops(b)
+    st = sch.state.stage(block)
+    kinds = [st.iters[n].kind for n in st.leaves]
+    n_s, n_r = structure.count("S"), structure.count("R")
+    s_levels: list[list] = [[] for _ in range(n_s)]
+    r_levels: list[list] = [[] for _ in range(n_r)]
+    for loop, kind in zip(loops, kinds):
+        levels, n = (s_levels, n_s) if kind == "spatial" else (r_levels, n_r)
+        tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
+        for level, part in zip(levels, sch.split(loop, tiles)):
+            level.append(part)
+    order = []
+    si = ri = 0
+    for ch in structure:
+        if ch == "S":
+            order += s_levels[si]
+            si += 1
+        else:
+            order += r_levels[ri]
+            ri += 1
+    sch.reorder(*order)
+    if fuse_consumer is not None and s_levels[1]:
+        sch.reverse_compute_at(sch.get_block(fuse_consumer), s_levels[1][-1])
+
+
+def apply_cache_write(sch: Schedule, block: str) -> str:
+    """Add a local cache-write stage; returns the copy block to fuse into the tile."""
+    rv = sch.cache_write(sch.get_block(block), 0, "local")
+    return sch.get(rv).name
+
+
+def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
+    """Split the (single) reduction loop in two and rfactor one part."""
+    b = sch.get_block(block)
+    loops = sch.get_loops(b)
+    st = sch.state.stage(block)
+    red = [lp for lp, n in zip(loops, st.leaves) if st.iters[n].kind == "reduce"]
+    if len(red) > 1:
+        red = [sch.fuse(*red)]
+    tiles = sch.sample_perfect_tile(red[0], n=2, max_innermost_factor=MAX_INNERMOST)
+    ko, ki = sch.split(red[0], tiles)
+    sch.rfactor(ki if inner else ko, 0)
+
+
+# --------------------------------------------------------------------------------------
+# Rules
+
+
+@dataclass(frozen=True)
+class SketchRule:
+    """A named sketch rule: when it applies, and the alternatives it offers."""
+
+    name: str
+    condition: Callable[[State, Stage], bool]
+    # alternatives: each is a function (sch, block) -> None applied on a schedule
+    alternatives: Callable[[State, Stage], list]
+    skip_rest: bool = True  # when it applies, later rules are not tried on this stage
+
+
+def _inline_alts(state, st):
+    return [("inline", lambda sch, b: sch.compute_inline(sch.get_block(b)))]
+
+
+def _mlt_fusion_alts(state, st):
+    c = fusible_consumer(state, st)
+    return [(f"tile+fuse({c.name})",
+             lambda sch, b, c=c.name: apply_multi_level_tiling(sch, b, fuse_consumer=c))]
+
+
+def _mlt_alts(state, st):
+    def cached(sch, b):
+        copy = apply_cache_write(sch, b)
+        apply_multi_level_tiling(sch, b, fuse_consumer=copy)
+
+    return [("tile", lambda sch, b: apply_multi_level_tiling(sch, b)),
+            ("cache_write+tile", cached)]
+
+
+def _rfactor_alts(state, st):
+    return [("skip", lambda sch, b: None),
+            ("rfactor(inner)", lambda sch, b: apply_rfactor(sch, b, True)),
+            ("rfactor(outer)", lambda sch, b: apply_rfactor(sch, b, False))]
+
+
+RULES: list[SketchRule] = [
+    SketchRule("always_inline", is_strictly_inlineable, _inline_alts),
+    SketchRule(
+        "multi_level_tiling_with_fusion",
+        lambda state, st: needs_multi_level_tiling(state, st)
+        and fusible_consumer(state, st) is not None,
+        _mlt_fusion_alts,
+    ),
+    SketchRule("multi_level_tiling", needs_multi_level_tiling, _mlt_alts),
+    SketchRule(
+        "add_rfactor",
+        lambda state, st: bool(st.op.reduce_axis) and spatial_size(st) <= 64
+        and reduce_size(st) >= 256 and len(st.op.reduce_axis) == 1
+        and not st.op.attrs.get("ansor.rfactor"),  # never rfactor a block rfactor made
+        _rfactor_alts,
+    ),
+]
+
+
+@dataclass
+class Sketch:
+    """One program structure: the rules applied per stage, and its trace."""
+
+    index: int
+    steps: tuple  # ((block, rule, alternative), ...)
+    trace: object  # the schedule trace with sampling instructions (no post-processing)
+
+    def describe(self) -> str:
+        """One line: which rule did what to which block."""
+        done = [f"{b}: {alt}" for b, rule, alt in self.steps if alt != "skip"]
+        return "; ".join(done) if done else "default loops"
+
+    def __str__(self) -> str:
+        return f"sketch {self.index}: {self.describe()}\n{self.trace}"
+
+
+def generate_sketches(make_schedule: Callable[[], Schedule],
+                      rules: list[SketchRule] | None = None,
+                      annotate: Callable[[Schedule], None] | None = None) -> list[Sketch]:
+    """Apply the rules to fresh schedules; one Sketch per combination of alternatives.
+
+    Conditions are evaluated on the state as earlier stages' rules left it, so that
+    e.g. a consumer that was inlined is no longer a fusion candidate.
+    """
+    rules = RULES if rules is None else rules
+    sketches: list[Sketch] = []
+    seen: set = set()
+    pending = [[]]  # prefixes of (block, rule, alt name) choices
+    while pending:
+        prefix = pending.pop(0)
+        sch = make_schedule()
+        ok = True
+        for block, _, _, fn in prefix:
+            try:
+                fn(sch, block)
+            except ScheduleError:
+                ok = False
+                break
+        if not ok:
+            continue
+        done = {b for b, _, _, _ in prefix}
+        remaining = [st for st in reversed(sch.state.compute_stages())
+                     if st.name not in done and st.attach[0] != "inline"]
+        nxt = None
+        for st in remaining:
+            for rule in rules:
+                if rule.condition(sch.state, st):
+                    nxt = [(st.name, rule.name, name, fn)
+                           for name, fn in rule.alternatives(sch.state, st)]
+                    break
+            if nxt:
+                break
+            done.add(st.name)
+        if nxt:
+            pending.extend(prefix + [opt] for opt in nxt)
+            continue
+        if annotate is not None:
+            annotate(sch)
+        key = tuple((b, r, a) for b, r, a, _ in prefix)
+        if key in seen:
+            continue
+        seen.add(key)
+        sketches.append(Sketch(len(sketches), key, sch.trace.copy()))
+    return sketches
+
+
+def annotate_sampling(sch: Schedule, num_cores: int) -> None:
+    """Ansor's random annotation, as sampling instructions recorded in the sketch.
+
+    Root stages get a sampled unroll budget and (with several cores) a sampled number of
+    outer loops to fuse and parallelize; stages left untiled get a sampled compute
+    location, and a sampled split of their innermost loop to vectorize.
+    """
+    state = sch.state
+    for st in list(state.compute_stages()):
+        if st.attach[0] == "inline":
+            continue
+        tiled = any(r for r in st.relations)
+        if not tiled and st.attach[0] == "root":
+            consumers = effective_consumers(state, st.name)
+            if len(consumers) == 1 and not _is_output(state, st):
+                loc = sch.sample_compute_location(sch.get_block(st.name))
+                sch.compute_at(sch.get_block(st.name), loc)
+        st = sch.state.stage(st.name)
+        if st.attach[0] == "inline":
+            continue
+        if not tiled:
+            inner = st.leaves[-1] if st.leaves else None
+            if inner is not None and st.iters[inner].kind == "spatial":
+                extent = sch.get(sch.get_loops(sch.get_block(st.name))[-1]).extent
+                if extent > MAX_INNERMOST:
+                    loop = sch.get_loops(sch.get_block(st.name))[-1]
+                    tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
+                    sch.split(loop, tiles)
+        if sch.state.stage(st.name).attach[0] == "root":
+            b = sch.get_block(st.name)
+            probs = [1.0 / len(UNROLL_CHOICES)] * len(UNROLL_CHOICES)
+            sch.annotate(b, "ansor.unroll", sch.sample_categorical(list(UNROLL_CHOICES), probs))
+            if num_cores > 1:
+                depth = sch.sample_categorical([1, 2, 3], [0.4, 0.4, 0.2])
+                sch.annotate(b, "ansor.parallel", depth)

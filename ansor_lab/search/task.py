@@ -1,0 +1,204 @@
+"""Search tasks, the workload registry and tuning options (TVM's auto_scheduler names)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable
+
+from ..codegen.target import Target, as_target
+from ..dsl.dag import ComputeDAG
+from ..dsl.serialize import dag_to_json, structure_hash
+from ..dsl.tensor import Tensor
+from ..errors import AnsorLabError
+
+WORKLOAD_FUNC_REGISTRY: dict[str, Callable] = {}
+
+
+class TaskError(AnsorLabError, ValueError):
+    """A task or its options are malformed."""
+
+
+def register_workload(func_name: Any = None, f: Callable | None = None,
+                      override: bool = False) -> Any:
+    """Register a function returning [input and output tensors] under a name.
+
+    ``@register_workload`` (bare or with arguments) or ``register_workload("name", f)``.
+    """
+    def register(fn: Callable, name: str | None = None) -> Callable:
+        key = name or fn.__name__
+        if key in WORKLOAD_FUNC_REGISTRY and not override \
+                and WORKLOAD_FUNC_REGISTRY[key] is not fn:
+            raise TaskError(
+                f"workload {key!r} is already registered; pass override=True to replace it"
+            )
+        WORKLOAD_FUNC_REGISTRY[key] = fn
+        return fn
+
+    if callable(func_name) and f is None:  # @register_workload
+        return register(func_name)
+    if f is not None:
+        return register(f, func_name)
+    return lambda fn: register(fn, func_name)
+
+
+@dataclass
+class HardwareParams:
+    """Hardware parameters the search reads (TVM's names)."""
+
+    num_cores: int = 1
+    vector_unit_bytes: int = 64
+    cache_line_bytes: int = 64
+    max_shared_memory_per_block: int = 49152
+    max_local_memory_per_block: int = 2**31 - 1
+    max_threads_per_block: int = 1024
+    max_vthread_extent: int = 8
+    warp_size: int = 32
+
+    @staticmethod
+    def from_target(target: Target) -> HardwareParams:
+        """The parameters of a target."""
+        if target.kind == "cuda":
+            return HardwareParams(1, 16, 128, target.max_shared_memory_per_block,
+                                  target.max_local_memory_per_block,
+                                  target.max_threads_per_block, 8, target.warp_size)
+        return HardwareParams(max(1, target.num_cores), target.vector_bytes, 64)
+
+
+class SearchTask:
+    """A tuning task: a computation (registered function or DAG), a target, parameters."""
+
+    def __init__(self, func: Any = None, args: tuple = (), compute_dag: Any = None,
+                 workload_key: str | None = None, target: Any = None, target_host: Any = None,
+                 hardware_params: HardwareParams | None = None,
+                 layout_rewrite_option: Any = None, task_inputs: Any = None,
+                 desc: str = "") -> None:
+        self.target = as_target(target)
+        if func is not None:
+            name = func if isinstance(func, str) else None
+            if name is None:
+                name = next((k for k, v in WORKLOAD_FUNC_REGISTRY.items() if v is func), None)
+                if name is None:  # accept unregistered functions too, under their name
+                    register_workload(func, override=True)
+                    name = func.__name__
+            if name not in WORKLOAD_FUNC_REGISTRY:
+                raise TaskError(
+                    f"no workload registered as {name!r}; decorate the function with "
+                    "@auto_scheduler.register_workload"
+                )
+            tensors = WORKLOAD_FUNC_REGISTRY[name](*args)
+            if isinstance(tensors, Tensor):
+                tensors = [tensors]
+            self.args = list(tensors)
+            self.compute_dag = ComputeDAG(self.args)
+            self.workload_key = workload_key or json.dumps([name, *map(_plain, args)])
+        elif compute_dag is not None:
+            dag = compute_dag if isinstance(compute_dag, ComputeDAG) else ComputeDAG(compute_dag)
+            self.compute_dag = dag
+            self.args = list(dag.tensors)
+            self.workload_key = workload_key or dag.workload_key()
+        else:
+            raise TaskError("SearchTask needs func= (a registered workload) or compute_dag=")
+        if not self.args:
+            raise TaskError("the workload returned no tensors")
+        self.dag_json = dag_to_json(self.args)
+        self.structure_key = structure_hash(self.args)
+        self.hardware_params = hardware_params or HardwareParams.from_target(self.target)
+        self.desc = desc or self.workload_key
+
+    @property
+    def flop_ct(self) -> float:
+        """Floating-point operations of one run."""
+        return self.compute_dag.flop_ct
+
+    def make_schedule(self, seed: int | None = None):
+        """A fresh tir.Schedule of the workload."""
+        from ..schedule.create import create_prim_func
+        from ..schedule.tir_schedule import Schedule
+
+        if not hasattr(self, "_func"):
+            self._func = create_prim_func(self.args)
+        return Schedule(self._func, seed=seed)
+
+    def tune(self, tuning_options: TuningOptions, search_policy: Any = None,
+             adaptive_training: bool = False) -> Any:
+        """Search for a fast program (see ``TuningOptions``); returns the tuning result."""
+        from .tune import tune_task
+
+        return tune_task(self, tuning_options, search_policy)
+
+    def apply_best(self, log_file: str, include_compatible: bool = False,
+                   layout_rewrite_option: Any = None) -> tuple:
+        """(schedule, args) of the fastest record of this task in ``log_file``.
+
+        Build it with ``tvm.build(sch, args, target)``.
+        """
+        from ..measure.records import load_best_record
+
+        inp, _ = load_best_record(log_file, self)
+        sch = self.make_schedule()
+        from ..schedule.trace import Trace
+
+        Trace.from_json(inp.trace).apply_to_schedule(sch)
+        return sch, list(self.args)
+
+    def print_best(self, log_file: str, print_mode: str = "schedule") -> str:
+        """Print (and return) the best program: its trace as Python, its IR or its source."""
+        sch, args = self.apply_best(log_file)
+        if print_mode == "schedule":
+            text = str(sch.trace)
+        elif print_mode in ("tir", "ir"):
+            text = sch.mod.script()
+        elif print_mode in ("cuda", "source", "ll"):
+            if print_mode == "cuda" and self.target.kind != "cuda":
+                raise TaskError("print_mode='cuda' needs a CUDA target; this task targets "
+                                f"{self.target}; use 'll' for LLVM IR")
+            from ..runtime.build import build
+
+            text = build(sch, args, self.target).get_source("ll")
+        else:
+            raise TaskError(f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or "
+                            "'cuda'/'ll'")
+        print(text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"SearchTask({self.workload_key}, target={self.target})"
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, (int, float, str, bool)) or x is None:
+        return x
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return str(x)
+
+
+def schedule_from_record(inp: Any):
+    """Rebuild the schedule a record describes (from the DAG stored in the record)."""
+    from ..measure.workers import rebuild_schedule
+
+    return rebuild_schedule(inp.dag, inp.trace)
+
+
+@dataclass
+class TuningOptions:
+    """How long and how to tune (TVM's argument names)."""
+
+    num_measure_trials: int = 0
+    early_stopping: int | None = None
+    num_measures_per_round: int = 64
+    verbose: int = 1
+    builder: Any = "local"
+    runner: Any = "local"
+    measure_callbacks: list = field(default_factory=list)
+    callbacks: list = field(default_factory=list)  # SearchCallback observers (widgets)
+    check_correctness: bool = False
+    num_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.num_measure_trials < 0 or self.num_measures_per_round < 1:
+            raise TaskError("num_measure_trials must be >= 0 and num_measures_per_round >= 1")
+        if self.measure_callbacks is None:
+            self.measure_callbacks = []

@@ -1,0 +1,217 @@
+"""The tuning loop: pick a batch, measure it, learn, repeat — observable through callbacks.
+
+Callbacks (``SearchCallback``) see every measured batch, every new best program and
+every model update; any of them can ask the search to stop, which it does after the
+batch in flight (records already written stay written). Scripts get a tqdm progress bar.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
+from ..measure.records import MeasureInput, MeasureResult
+
+
+class SearchCallback:
+    """Observe a search; override what you need. ``request_stop()`` ends it cleanly."""
+
+    def __init__(self) -> None:
+        self._stop = False
+
+    def request_stop(self) -> None:
+        """Ask the search to stop after the batch in flight."""
+        self._stop = True
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether a stop was asked for."""
+        return self._stop
+
+    def on_tune_start(self, task: Any, options: Any, policy: Any) -> None:
+        """The search is about to start."""
+
+    def on_batch(self, task: Any, inputs: list, results: list, stats: TuneStats) -> None:
+        """A batch was measured."""
+
+    def on_new_best(self, task: Any, inp: MeasureInput, res: MeasureResult,
+                    stats: TuneStats) -> None:
+        """A faster program was found."""
+
+    def on_model_update(self, task: Any, predicted: list, measured: list,
+                        stats: TuneStats) -> None:
+        """The cost model was retrained; ``predicted`` vs ``measured`` throughput of the
+        batch it had scored before measuring."""
+
+    def on_tune_end(self, task: Any, result: TuneResult) -> None:
+        """The search ended (budget spent, early stop, or stop requested)."""
+
+
+@dataclass
+class TuneStats:
+    """Progress numbers shared with callbacks."""
+
+    trials: int = 0
+    budget: int = 0
+    best_cost: float = math.inf
+    best_gflops: float = 0.0
+    errors: int = 0
+    start_time: float = field(default_factory=time.perf_counter)
+    search_time: float = 0.0
+    measure_time: float = 0.0
+    history: list = field(default_factory=list)  # (trial, cost or inf, best so far)
+    rank_correlation: float = float("nan")
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the search started."""
+        return time.perf_counter() - self.start_time
+
+    @property
+    def trials_per_second(self) -> float:
+        """Measured programs per second so far."""
+        return self.trials / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float:
+        """Estimated seconds left."""
+        rate = self.trials_per_second
+        return (self.budget - self.trials) / rate if rate > 0 else float("nan")
+
+
+@dataclass
+class TuneResult:
+    """What a search produced."""
+
+    task: Any
+    stats: TuneStats
+    best_trace: dict | None
+    log_file: str | None = None
+    stopped_early: bool = False
+
+    @property
+    def best_cost(self) -> float:
+        """Fastest measured time, seconds."""
+        return self.stats.best_cost
+
+    def apply_best(self) -> tuple:
+        """(schedule, args) of the best program found."""
+        from ..schedule.trace import Trace
+
+        if self.best_trace is None:
+            raise LookupError("no program was measured successfully")
+        sch = self.task.make_schedule()
+        Trace.from_json(self.best_trace).apply_to_schedule(sch)
+        return sch, list(self.task.args)
+
+
+def _spearman(a: list, b: list) -> float:
+    if len(a) < 3:
+        return float("nan")
+    ra = np.argsort(np.argsort(a))
+    rb = np.argsort(np.argsort(b))
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _log_file(options: Any) -> str | None:
+    for cb in options.measure_callbacks or []:
+        name = getattr(cb, "filename", None)
+        if name:
+            return name
+    return None
+
+
+def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
+    """Tune one task with ``options`` (a TuningOptions)."""
+    from .policy import SketchPolicy
+
+    policy = policy or SketchPolicy(task, verbose=options.verbose)
+    builder = options.builder if isinstance(options.builder, LocalBuilder) else LocalBuilder()
+    runner = getattr(options.runner, "runner", options.runner)
+    if not isinstance(runner, LocalRunner):
+        runner = LocalRunner()
+    if options.check_correctness:
+        runner.check_correctness = True
+    threads = options.num_threads or task.hardware_params.num_cores
+    measurer = ProgramMeasurer(builder, runner, options.measure_callbacks, threads)
+    callbacks = list(options.callbacks or [])
+    stats = TuneStats(budget=options.num_measure_trials)
+    stats.best_cost = policy.best_cost
+    result = TuneResult(task, stats, policy.best_trace, _log_file(options))
+    for cb in callbacks:
+        cb.on_tune_start(task, options, policy)
+    bar = None
+    if options.verbose >= 1 and options.num_measure_trials > 0:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=options.num_measure_trials, desc=f"tune {task.desc[:40]}",
+                   unit="trial", leave=True)
+    since_best = 0
+    try:
+        while stats.trials < options.num_measure_trials:
+            n = min(options.num_measures_per_round, options.num_measure_trials - stats.trials)
+            t0 = time.perf_counter()
+            inputs = policy.next_batch(n)
+            stats.search_time += time.perf_counter() - t0
+            if not inputs:
+                break  # the space is exhausted
+            predicted = [policy.last_predictions.get(
+                (inp.sketch, _freeze(inp.decisions)), float("nan")) for inp in inputs]
+            t1 = time.perf_counter()
+            results = measurer.measure(task, policy, inputs)
+            stats.measure_time += time.perf_counter() - t1
+            t2 = time.perf_counter()
+            policy.update(inputs, results)
+            stats.search_time += time.perf_counter() - t2
+            improved = False
+            for inp, res in zip(inputs, results):
+                stats.trials += 1
+                cost = res.mean_cost
+                if res.error_no != 0:
+                    stats.errors += 1
+                if cost < stats.best_cost:
+                    stats.best_cost = cost
+                    stats.best_gflops = task.flop_ct / cost / 1e9
+                    result.best_trace = inp.trace
+                    improved = True
+                    for cb in callbacks:
+                        cb.on_new_best(task, inp, res, stats)
+                stats.history.append((stats.trials, cost, stats.best_cost))
+            since_best = 0 if improved else since_best + len(inputs)
+            measured_tp = [1.0 / r.mean_cost if r.error_no == 0 else 0.0 for r in results]
+            pairs = [(p, m) for p, m in zip(predicted, measured_tp) if np.isfinite(p)]
+            if pairs:
+                stats.rank_correlation = _spearman([p for p, _ in pairs], [m for _, m in pairs])
+                for cb in callbacks:
+                    cb.on_model_update(task, [p for p, _ in pairs], [m for _, m in pairs], stats)
+            for cb in callbacks:
+                cb.on_batch(task, inputs, results, stats)
+            if bar is not None:
+                bar.update(len(inputs))
+                bar.set_postfix(best_gflops=f"{stats.best_gflops:.1f}", errors=stats.errors)
+            if options.early_stopping is not None and since_best >= options.early_stopping:
+                result.stopped_early = True
+                break
+            if any(cb.stop_requested for cb in callbacks):
+                result.stopped_early = True
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+        measurer.close()
+    for cb in callbacks:
+        cb.on_tune_end(task, result)
+    return result
+
+
+def _freeze(x):
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    return x
