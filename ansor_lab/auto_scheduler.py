@@ -24,7 +24,8 @@ from .search.sketch import RULES, Sketch, generate_sketches
 from .search.task import (
     HardwareParams, SearchTask, TuningOptions, WORKLOAD_FUNC_REGISTRY, register_workload,
 )
-from .search.tune import SearchCallback, TuneResult, TuneStats, tune_task
+from .search.task_scheduler import TaskScheduler
+from .search.tune import SearchCallback, TuneResult, TuneSession, TuneStats, tune_task
 
 __all__ = [
     "ComputeDAG", "LocalBuilder", "LocalRPCMeasureContext", "LocalRunner", "ErrorNo",
@@ -34,5 +35,5 @@ __all__ = [
     "store_features", "PreloadMeasuredStates", "SketchPolicy", "RULES", "Sketch",
     "generate_sketches", "HardwareParams", "SearchTask", "TuningOptions",
     "WORKLOAD_FUNC_REGISTRY", "register_workload", "SearchCallback", "TuneResult", "TuneStats",
-    "tune_task",
+    "tune_task", "TaskScheduler", "TuneSession",
 ]

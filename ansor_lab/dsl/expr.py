@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterator
 
 import numpy as np
 
@@ -660,29 +659,51 @@ def if_then_else(condition: object, true_value: object, false_value: object) -> 
 # Generic traversal
 
 
-def children(e: PrimExpr) -> Iterator[PrimExpr]:
+#: Field names that may hold sub-expressions (others hold names, dtypes, tensors...).
+_CHILD_NAMES = frozenset({
+    "a", "b", "value", "condition", "true_value", "false_value", "args", "indices",
+    "source", "base", "stride",
+})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f for f in _fields(cls) if f in _CHILD_NAMES)
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def children(e: PrimExpr) -> list[PrimExpr]:
     """The direct sub-expressions of ``e``, in field order."""
-    for f in node_fields(e):
+    out = []
+    for f in _child_fields(type(e)):
         v = getattr(e, f)
         if isinstance(v, PrimExpr):
-            yield v
+            out.append(v)
+        elif isinstance(v, tuple):
+            out.extend(item for item in v if isinstance(item, PrimExpr))
+    return out
+
+
+def _collect(e: PrimExpr, out: list) -> None:
+    for f in _child_fields(type(e)):
+        v = getattr(e, f)
+        if isinstance(v, PrimExpr):
+            _collect(v, out)
         elif isinstance(v, tuple):
             for item in v:
                 if isinstance(item, PrimExpr):
-                    yield item
+                    _collect(item, out)
+    out.append(e)
 
 
-def post_order(e: PrimExpr) -> Iterator[PrimExpr]:
+def post_order(e: PrimExpr) -> list[PrimExpr]:
     """Every sub-expression of ``e`` (``e`` last), children before parents."""
-    stack: list[tuple[PrimExpr, bool]] = [(e, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            yield node
-            continue
-        stack.append((node, True))
-        for child in reversed(list(children(node))):
-            stack.append((child, False))
+    out: list[PrimExpr] = []
+    _collect(e, out)
+    return out
 
 
 def map_children(e: PrimExpr, fn) -> PrimExpr:

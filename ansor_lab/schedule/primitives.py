@@ -15,6 +15,7 @@ from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
 from .state import (
     Fuse, Iter, Split, Stage, State, derive_extents, effective_consumers, effective_reads,
+    inlined_body,
     make_stage, pass_up,
 )
 
@@ -110,6 +111,7 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     if st.init_at == loop:
         st.init_at = names[0]
     _set_extents(st)
+    _revalidate_regions(state, "split", block)
     return names
 
 
@@ -159,6 +161,7 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
     if st.init_at in loops:
         st.init_at = name
     _set_extents(st)
+    _revalidate_regions(state, "fuse", block)
     return name
 
 
@@ -173,6 +176,7 @@ def reorder(state: State, block: str, loops: list[str]) -> None:
     for slot, lp in zip(slots, loops):
         st.leaves[slot] = lp
     _check_reduction_order(state, st, "reorder")
+    _revalidate_regions(state, "reorder", block)
 
 
 def _check_reduction_order(state: State, st: Stage, prim: str) -> None:
@@ -211,6 +215,8 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
             if ann == kind and other != loop:
                 raise _err(prim, block, f"{kind} is already bound to loop {other!r}", loop)
     st.annotations[loop] = kind
+    if kind == "parallel":
+        _check_parallel_nesting(state, prim, block)
 
 
 def pragma(state: State, block: str, loop: str | None, key: str, value: object) -> None:
@@ -258,11 +264,79 @@ def refresh_extents(state: State) -> None:
         _set_extents(s)
 
 
+def _revalidate_regions(state: State, prim: str, block: str) -> None:
+    """After a loop change of ``block``: the blocks computed inside it get new regions.
+
+    Only bound inference is needed (attachments and annotations did not change), and
+    only when some block is computed inside ``block``'s loops.
+    """
+    if any(s.attach[0] in ("at", "after") and s.attach[1] == block
+           for s in state.stages.values()):
+        try:
+            refresh_extents(state)
+        except LoweringError as err:
+            raise _err(prim, block, str(err)) from None
+
+
 def _validate(state: State, prim: str, block: str) -> None:
     try:
         refresh_extents(state)
     except LoweringError as err:
         raise _err(prim, block, str(err)) from None
+    _check_order(state, prim, block)
+    _check_parallel_nesting(state, prim, block)
+
+
+def _attach_chain(state: State, st: Stage) -> list[Stage]:
+    """``st`` and the stages it is computed inside, innermost first (ending at a root one)."""
+    chain = [st]
+    while chain[-1].attach[0] in ("at", "after") and len(chain) <= len(state.stages):
+        chain.append(state.stage(chain[-1].attach[1]))
+    return chain
+
+
+def _check_order(state: State, prim: str, block: str) -> None:
+    """Every root-level producer must run before the top-level nest that reads it."""
+    order = {name: k for k, name in enumerate(state.stages)}
+    live = [s for s in state.compute_stages() if s.attach[0] != "inline"]
+    memo: dict = {}
+    for reader in live:
+        top = _attach_chain(state, reader)[-1]
+        late = [p for p in live if p.attach[0] == "root" and p is not reader and p is not top
+                and order[p.name] > order[top.name]]
+        if not late:
+            continue
+        read = {n.tensor.op.name for n in E.post_order(inlined_body(state, reader, memo))
+                if isinstance(n, E.TensorLoad)}
+        for p in late:
+            if p.op.name in read:
+                where = "" if top is reader else f" (it runs inside the loops of {top.name!r})"
+                raise _err(
+                    prim, block,
+                    f"block {reader.name!r} would read {p.name!r} before {p.name!r} is "
+                    f"computed{where}; do this step before moving {reader.name!r} there",
+                )
+
+
+def _check_parallel_nesting(state: State, prim: str, block: str) -> None:
+    """Reject a parallel loop inside another one: the CPU thread pool cannot nest them."""
+    for st in state.compute_stages():
+        if st.attach[0] == "inline":
+            continue
+        par: list[tuple[str, str]] = []
+        chain = _attach_chain(state, st)
+        for inner, outer in zip([None] + chain[:-1], chain):
+            stop = len(outer.leaves) if inner is None else outer.leaves.index(inner.attach[2]) + 1
+            par = [(outer.name, lp) for lp in outer.leaves[:stop]
+                   if outer.annotations.get(lp) == "parallel"] + par
+        if len(par) > 1:
+            (ob, ol), (ib, il) = par[0], par[1]
+            raise _err(
+                prim, block,
+                f"loop {ib}.{il} would be a parallel loop inside the parallel loop {ob}.{ol}; "
+                "nested parallel loops are not supported: parallelize only the outer one, or "
+                "fuse the loops and parallelize the fused loop",
+            )
 
 
 def compute_at(state: State, block: str, target: str, loop: str) -> None:
@@ -500,7 +574,10 @@ def cache_read(state: State, block: str, read: object, scope: str,
                                                     cache_op.output(0)))
     cache = make_stage(cache_op)
     cache.scope = scope
-    state.insert_before(min(readers, key=order.index), cache)
+    # before every reader, and before the nests readers were moved into (reverse_compute_at)
+    first = min((s.name for r in readers for s in _attach_chain(state, state.stage(r))),
+                key=order.index)
+    state.insert_before(first, cache)
     _validate(state, "cache_read", block)
     return name
 
@@ -528,6 +605,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
         _validate(state, "cache_write", block)
         return name
     reduce_names = {it.name for it in st.iters.values() if it.kind == "reduce"}
+    _check_nothing_at_reduce_loops(state, st, "cache_write")
     if any(
         (isinstance(r, Split) and r.parent in reduce_names)
         or (isinstance(r, Fuse) and r.fused in reduce_names)
@@ -564,6 +642,18 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
     return name
 
 
+def _check_nothing_at_reduce_loops(state: State, st: Stage, prim: str) -> None:
+    """``prim`` replaces ``st``'s reduction loops: no block may be computed at one of them."""
+    for lp in st.leaves:
+        if st.iters[lp].kind == "reduce" and _attached_to(state, st.name, lp):
+            who = ", ".join(repr(s.name) for s in _attached_to(state, st.name, lp))
+            raise _err(
+                prim, st.name,
+                f"block(s) {who} are computed at reduction loop {lp!r}, which {prim} replaces; "
+                f"{prim} first, or compute_root them", lp,
+            )
+
+
 def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     """Turn reduction ``loop`` into a spatial axis of a new block of partial results.
 
@@ -576,6 +666,7 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     body = op.body[0]
     if not isinstance(body, E.Reduce) or st.iters[loop].kind != "reduce":
         raise _err("rfactor", block, "rfactor needs a reduction loop", loop)
+    _check_nothing_at_reduce_loops(state, st, "rfactor")
     ndim = len(op.axis)
     if not 0 <= factor_axis <= ndim:
         raise _err("rfactor", block, f"factor_axis must be in [0, {ndim}]", loop)

@@ -107,7 +107,7 @@ class SketchPolicy:
         key = cand.key
         if key not in self._features:
             try:
-                func = lower_state(sch.state, sch.args, simplify=False)
+                func = lower_state(sch.state, sch.args, simplify=False, check=False)
                 feats = program_features(func)
             except (LoweringError, ScheduleError):
                 feats = None

@@ -128,86 +128,122 @@ def _log_file(options: Any) -> str | None:
     return None
 
 
+class TuneSession:
+    """One task's search, advanced a batch at a time (``tune_task`` and the task scheduler
+    both drive it)."""
+
+    def __init__(self, task: Any, options: Any, policy: Any = None,
+                 measurer: ProgramMeasurer | None = None) -> None:
+        from .policy import SketchPolicy
+
+        self.task = task
+        self.options = options
+        self.policy = policy or SketchPolicy(task, verbose=options.verbose)
+        if measurer is None:
+            builder = options.builder if isinstance(options.builder, LocalBuilder) \
+                else LocalBuilder()
+            runner = getattr(options.runner, "runner", options.runner)
+            if not isinstance(runner, LocalRunner):
+                runner = LocalRunner()
+            if options.check_correctness:
+                runner.check_correctness = True
+            threads = options.num_threads or task.hardware_params.num_cores
+            measurer = ProgramMeasurer(builder, runner, options.measure_callbacks, threads)
+        self.measurer = measurer
+        self.callbacks = list(options.callbacks or [])
+        self.stats = TuneStats(budget=options.num_measure_trials)
+        self.stats.best_cost = self.policy.best_cost
+        if math.isfinite(self.stats.best_cost):
+            self.stats.best_gflops = task.flop_ct / self.stats.best_cost / 1e9
+        self.result = TuneResult(task, self.stats, self.policy.best_trace, _log_file(options))
+        self.since_best = 0
+        self.exhausted = False
+        for cb in self.callbacks:
+            cb.on_tune_start(task, options, self.policy)
+
+    @property
+    def should_stop(self) -> bool:
+        """Early stopping reached, stop requested, or the space is exhausted."""
+        o = self.options
+        if self.exhausted or any(cb.stop_requested for cb in self.callbacks):
+            return True
+        return o.early_stopping is not None and self.since_best >= o.early_stopping
+
+    def run_round(self, n: int) -> list:
+        """Pick, measure and learn from ``n`` programs; returns their results."""
+        task, stats, policy = self.task, self.stats, self.policy
+        t0 = time.perf_counter()
+        inputs = policy.next_batch(n)
+        stats.search_time += time.perf_counter() - t0
+        if not inputs:
+            self.exhausted = True
+            return []
+        predicted = [policy.last_predictions.get(
+            (inp.sketch, _freeze(inp.decisions)), float("nan")) for inp in inputs]
+        t1 = time.perf_counter()
+        results = self.measurer.measure(task, policy, inputs)
+        stats.measure_time += time.perf_counter() - t1
+        t2 = time.perf_counter()
+        policy.update(inputs, results)
+        stats.search_time += time.perf_counter() - t2
+        improved = False
+        for inp, res in zip(inputs, results):
+            stats.trials += 1
+            cost = res.mean_cost
+            if res.error_no != 0:
+                stats.errors += 1
+            if cost < stats.best_cost:
+                stats.best_cost = cost
+                stats.best_gflops = task.flop_ct / cost / 1e9
+                self.result.best_trace = inp.trace
+                improved = True
+                for cb in self.callbacks:
+                    cb.on_new_best(task, inp, res, stats)
+            stats.history.append((stats.trials, cost, stats.best_cost))
+        self.since_best = 0 if improved else self.since_best + len(inputs)
+        measured_tp = [1.0 / r.mean_cost if r.error_no == 0 else 0.0 for r in results]
+        pairs = [(p, m) for p, m in zip(predicted, measured_tp) if np.isfinite(p)]
+        if pairs:
+            stats.rank_correlation = _spearman([p for p, _ in pairs], [m for _, m in pairs])
+            for cb in self.callbacks:
+                cb.on_model_update(task, [p for p, _ in pairs], [m for _, m in pairs], stats)
+        for cb in self.callbacks:
+            cb.on_batch(task, inputs, results, stats)
+        return results
+
+    def finish(self, close: bool = True) -> TuneResult:
+        """End the session: stop workers, tell the callbacks."""
+        if close:
+            self.measurer.close()
+        self.result.stopped_early = self.should_stop and \
+            self.stats.trials < self.options.num_measure_trials
+        for cb in self.callbacks:
+            cb.on_tune_end(self.task, self.result)
+        return self.result
+
+
 def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
     """Tune one task with ``options`` (a TuningOptions)."""
-    from .policy import SketchPolicy
-
-    policy = policy or SketchPolicy(task, verbose=options.verbose)
-    builder = options.builder if isinstance(options.builder, LocalBuilder) else LocalBuilder()
-    runner = getattr(options.runner, "runner", options.runner)
-    if not isinstance(runner, LocalRunner):
-        runner = LocalRunner()
-    if options.check_correctness:
-        runner.check_correctness = True
-    threads = options.num_threads or task.hardware_params.num_cores
-    measurer = ProgramMeasurer(builder, runner, options.measure_callbacks, threads)
-    callbacks = list(options.callbacks or [])
-    stats = TuneStats(budget=options.num_measure_trials)
-    stats.best_cost = policy.best_cost
-    result = TuneResult(task, stats, policy.best_trace, _log_file(options))
-    for cb in callbacks:
-        cb.on_tune_start(task, options, policy)
+    session = TuneSession(task, options, policy)
     bar = None
     if options.verbose >= 1 and options.num_measure_trials > 0:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=options.num_measure_trials, desc=f"tune {task.desc[:40]}",
                    unit="trial", leave=True)
-    since_best = 0
     try:
-        while stats.trials < options.num_measure_trials:
-            n = min(options.num_measures_per_round, options.num_measure_trials - stats.trials)
-            t0 = time.perf_counter()
-            inputs = policy.next_batch(n)
-            stats.search_time += time.perf_counter() - t0
-            if not inputs:
-                break  # the space is exhausted
-            predicted = [policy.last_predictions.get(
-                (inp.sketch, _freeze(inp.decisions)), float("nan")) for inp in inputs]
-            t1 = time.perf_counter()
-            results = measurer.measure(task, policy, inputs)
-            stats.measure_time += time.perf_counter() - t1
-            t2 = time.perf_counter()
-            policy.update(inputs, results)
-            stats.search_time += time.perf_counter() - t2
-            improved = False
-            for inp, res in zip(inputs, results):
-                stats.trials += 1
-                cost = res.mean_cost
-                if res.error_no != 0:
-                    stats.errors += 1
-                if cost < stats.best_cost:
-                    stats.best_cost = cost
-                    stats.best_gflops = task.flop_ct / cost / 1e9
-                    result.best_trace = inp.trace
-                    improved = True
-                    for cb in callbacks:
-                        cb.on_new_best(task, inp, res, stats)
-                stats.history.append((stats.trials, cost, stats.best_cost))
-            since_best = 0 if improved else since_best + len(inputs)
-            measured_tp = [1.0 / r.mean_cost if r.error_no == 0 else 0.0 for r in results]
-            pairs = [(p, m) for p, m in zip(predicted, measured_tp) if np.isfinite(p)]
-            if pairs:
-                stats.rank_correlation = _spearman([p for p, _ in pairs], [m for _, m in pairs])
-                for cb in callbacks:
-                    cb.on_model_update(task, [p for p, _ in pairs], [m for _, m in pairs], stats)
-            for cb in callbacks:
-                cb.on_batch(task, inputs, results, stats)
+        while session.stats.trials < options.num_measure_trials and not session.should_stop:
+            n = min(options.num_measures_per_round,
+                    options.num_measure_trials - session.stats.trials)
+            results = session.run_round(n)
             if bar is not None:
-                bar.update(len(inputs))
-                bar.set_postfix(best_gflops=f"{stats.best_gflops:.1f}", errors=stats.errors)
-            if options.early_stopping is not None and since_best >= options.early_stopping:
-                result.stopped_early = True
-                break
-            if any(cb.stop_requested for cb in callbacks):
-                result.stopped_early = True
-                break
+                bar.update(len(results))
+                bar.set_postfix(best_gflops=f"{session.stats.best_gflops:.1f}",
+                                errors=session.stats.errors)
     finally:
         if bar is not None:
             bar.close()
-        measurer.close()
-    for cb in callbacks:
-        cb.on_tune_end(task, result)
+        result = session.finish()
     return result
 
 
