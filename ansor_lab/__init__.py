@@ -14,5 +14,19 @@ from .runtime.ndarray import Device, gpu  # noqa: E402
 
 __all__ = [
     "__version__", "version", "auto_scheduler", "nd", "te", "tir", "topi", "Target", "build",
-    "cpu", "cuda", "gpu", "lower", "Device",
+    "cpu", "cuda", "gpu", "lower", "Device", "load_ipython_extension", "unload_ipython_extension",
 ]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext ansor_lab``: rich displays and the ``%ansor_target`` magic."""
+    from .jupyter.extension import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    """``%unload_ext ansor_lab``: remove what ``load_ipython_extension`` registered."""
+    from .jupyter.extension import unload_ipython_extension as unload
+
+    unload(ipython)

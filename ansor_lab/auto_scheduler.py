@@ -35,5 +35,13 @@ __all__ = [
     "store_features", "PreloadMeasuredStates", "SketchPolicy", "RULES", "Sketch",
     "generate_sketches", "HardwareParams", "SearchTask", "TuningOptions",
     "WORKLOAD_FUNC_REGISTRY", "register_workload", "SearchCallback", "TuneResult", "TuneStats",
-    "tune_task", "TaskScheduler", "TuneSession",
+    "tune_task", "TaskScheduler", "TuneSession", "tune_widget",
 ]
+
+
+def tune_widget(task, trials: int = 200, **tuning_kwargs):
+    """Tune ``task`` (or a list of tasks) live in a notebook widget; see
+    ``ansor_lab.jupyter.tune_widget``. Returns the widget (``.result``, ``.wait()``, ``.stop()``)."""
+    from .jupyter.tune_widget import tune_widget as _tune_widget
+
+    return _tune_widget(task, trials, **tuning_kwargs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
@@ -46,6 +47,10 @@ __all__ = ["CodegenOptions", "CompiledLLVM", "LoopReport", "compile_func", "gene
 @functools.cache
 def load_openmp() -> bool:
     """Make libgomp's symbols visible to JIT code; False when it is not installed."""
+    # Idle pool threads sleep instead of spinning (libgomp reads this when it loads):
+    # spinning threads steal the cores of a busy or small machine (2 cores, Binder) and
+    # made parallel kernels several times slower there; waking costs microseconds.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     name = ctypes.util.find_library("gomp") or "libgomp.so.1"
     try:
         llvm.load_library_permanently(name)

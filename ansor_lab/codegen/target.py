@@ -163,6 +163,23 @@ class Target:
 
 
 _CURRENT: list[Target] = []
+#: the session default (``%ansor_target`` sets it): used when no target is given and no
+#: ``with Target(...)`` block is active
+_DEFAULT: list[Target] = []
+
+
+def set_default_target(target: Any) -> Target | None:
+    """Make ``target`` the default for calls given none (None clears it); returns the old one."""
+    old = _DEFAULT[0] if _DEFAULT else None
+    _DEFAULT.clear()
+    if target is not None:
+        _DEFAULT.append(target if isinstance(target, Target) else Target(target))
+    return old
+
+
+def default_target() -> Target:
+    """The target used when none is given: ``with Target`` block, session default, or llvm."""
+    return Target.current() or (_DEFAULT[0] if _DEFAULT else None) or Target("llvm")
 
 
 def _parse(spec: Any, kwargs: dict) -> dict:
@@ -231,7 +248,7 @@ def _cuda(opts: dict) -> dict:
 def as_target(target: Any) -> Target:
     """Turn a string, dict, Target or None (the current / default target) into a Target."""
     if target is None:
-        return Target.current() or Target("llvm")
+        return default_target()
     if isinstance(target, Target):
         return target
     return Target(target)

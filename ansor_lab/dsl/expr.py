@@ -549,8 +549,10 @@ def cast(x: object, dtype: str) -> PrimExpr:
     if e.dtype == dtype:
         return e
     if isinstance(e, (IntImm, FloatImm)) and not dtypes.is_bool(dtype):
-        value = e.value
+        value = const_value(e)
         if dtypes.is_int(dtype):
+            if isinstance(value, float) and not np.isfinite(value):
+                return Cast(e, dtype)  # no integer holds inf or NaN: leave it to run time
             value = int(value)  # float -> int truncates, as Cast does
             lo, hi = dtypes.int_range(dtype)
             if lo <= value <= hi:
@@ -558,6 +560,15 @@ def cast(x: object, dtype: str) -> PrimExpr:
         elif dtypes.is_float(dtype):
             return FloatImm(float(value), dtype)
     return Cast(e, dtype)
+
+
+def const_value(e: IntImm | FloatImm) -> int | float:
+    """The value a constant really has: a FloatImm keeps the number it was written with,
+    so round it to its dtype first (``const(0.1, "float32")`` is 0.10000000149...)."""
+    if isinstance(e, FloatImm):
+        with np.errstate(over="ignore"):
+            return float(np.dtype(e.dtype).type(e.value))
+    return int(e.value)
 
 
 def _const_for(value: object, other: PrimExpr, what: str) -> tuple[PrimExpr, PrimExpr]:

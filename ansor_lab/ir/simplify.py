@@ -405,7 +405,7 @@ class _ExprSimplifier(IRMutator):
     def _cmp(self, e: E.CmpOp) -> E.PrimExpr:
         a, b = e.a, e.b
         if isinstance(a, (E.IntImm, E.FloatImm)) and isinstance(b, (E.IntImm, E.FloatImm)):
-            return _bool(_CMP_FN[type(e)](a.value, b.value))
+            return _bool(_CMP_FN[type(e)](E.const_value(a), E.const_value(b)))
         if not _is_index(a):
             return e
         if E.structural_equal(a, b):
@@ -476,10 +476,14 @@ class _ExprSimplifier(IRMutator):
     def rule_Cast(self, e: E.Cast) -> E.PrimExpr:
         v = e.value
         if isinstance(v, (E.IntImm, E.FloatImm)) and not dtypes.is_bool(e.dtype):
+            # round to the source dtype first: a float32 constant is converted as the
+            # float32 value the program computes with, not as the number it was written as
+            source = E.const_value(v)
             if dtypes.is_float(e.dtype):
-                return E.FloatImm(float(np.dtype(e.dtype).type(v.value)), e.dtype)
-            if isinstance(v, E.IntImm) or math.isfinite(v.value):
-                value = int(v.value)
+                with np.errstate(over="ignore"):
+                    return E.FloatImm(float(np.dtype(e.dtype).type(source)), e.dtype)
+            if isinstance(v, E.IntImm) or math.isfinite(source):
+                value = int(source)
                 lo, hi = dtypes.int_range(e.dtype)
                 if lo <= value <= hi:
                     return E.IntImm(value, e.dtype)

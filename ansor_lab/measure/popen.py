@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -93,9 +94,23 @@ class PopenWorker:
             self.kill()
             raise
         except WorkerDied:
-            code = self.proc.poll() if self.proc else None
-            self.kill()
-            raise WorkerDied(f"the worker died (exit code {code})") from None
+            raise WorkerDied(f"the worker died ({self._exit_status()})") from None
+
+    def _exit_status(self) -> str:
+        """How the process ended (reaped first: the pipe closes before the exit is seen)."""
+        code = None
+        if self.proc is not None:
+            try:
+                code = self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        if code is not None and code < 0:
+            try:
+                return f"exit code {code}, {signal.Signals(-code).name}"
+            except ValueError:
+                pass
+        return f"exit code {code}"
 
     def call(self, msg: Any, timeout: float | None = None) -> Any:
         """Send a request and wait for its answer."""

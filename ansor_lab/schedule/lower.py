@@ -25,7 +25,7 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
 from ..ir.verify import verify
-from .state import Stage, State, derive_extents, inlined_body, pass_up
+from .state import Split, Stage, State, derive_extents, inlined_body, pass_up
 
 _KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
 
@@ -181,31 +181,53 @@ class _Lowerer:
         return mins, exts
 
     def infer_region_after(self, stage: Stage, full: tuple) -> tuple[list, list]:
-        """Region of a consumer computed after a producer's loop: what that loop wrote."""
+        """Region of a consumer computed after a producer's loop: what that loop wrote.
+
+        One iteration of the loop must write a dense box of the producer (a loop split
+        off *outside* the attach point while its outer part stays inside writes a strided
+        set; a fused loop cut mid-row writes a ragged one): the consumer, run on the
+        box, would read elements that are not written yet.
+        """
         producer = self.by_name[stage.attach[1]]
         x = stage.attach[2]
         pinfo = self.info[producer.name]
         pos = producer.leaves.index(x)
-        relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1)
-                 for leaf in producer.leaves[pos + 1:]}
+        inner = producer.leaves[pos + 1:]
+        relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
         pvalues = self.root_values(producer)
-        written = [
-            _relax(pvalues[iv.var], relax) for iv in producer.op.axis
-        ]
+        covered = _covered_lengths(producer, set(inner), pinfo.extents)
         mins, exts = list(full[0]), list(full[1])
         reads = self.reads(stage, producer)
+        where = f"stage {stage.name!r} is computed after {producer.name}.{x}"
         if not reads:
-            return full
+            raise LoweringError(f"{where} but no longer reads {producer.op.name!r}")
         axis_pos = {iv.var: d for d, iv in enumerate(stage.op.axis)}
+        zero = {pinfo.leaf_vars[leaf]: E.IntImm(0) for leaf in inner}
         for d, idx in enumerate(reads[0]):
-            if not isinstance(idx, E.Var) or idx not in axis_pos or written[d] is None:
-                continue
-            sym, lo, hi = written[d]
+            it = producer.root[d]
+            if not isinstance(idx, E.Var) or idx not in axis_pos:
+                raise LoweringError(
+                    f"{where} but reads {producer.op.name!r} at "
+                    f"[{', '.join(map(str, reads[0]))}], not at its own loop variables"
+                )
+            if covered[it.name] is None:
+                raise LoweringError(
+                    f"{where}, but one iteration of that loop writes a strided or ragged part "
+                    f"of axis {it.name!r} of {producer.op.name!r} (a loop split from it is "
+                    f"inside {x!r} while a loop with a finer stride is outside); reorder the "
+                    "loops so the inner part of each split stays inside, or attach elsewhere"
+                )
             k = axis_pos[idx]
-            if hi - lo + 1 >= stage.op.shape[k]:
+            length = covered[it.name]
+            if length >= stage.op.shape[k]:
                 continue
-            mins[k] = from_linear(dict(sym), lo, "int32")
-            exts[k] = hi - lo + 1
+            written = _relax(pvalues[producer.op.axis[d].var], relax)
+            if written is not None and written[2] - written[1] + 1 == length:
+                sym, lo, _ = written
+                mins[k] = from_linear(dict(sym), lo, "int32")
+            else:  # the box starts where the inner loops are all 0
+                mins[k] = E.substitute(pvalues[producer.op.axis[d].var], zero)
+            exts[k] = length
         return mins, exts
 
     def _entry_pos(self, top: Stage, target: Stage) -> int:
@@ -541,6 +563,46 @@ def _relax(e: E.PrimExpr, ranges: dict) -> tuple | None:
         lo += min(a, b)
         hi += max(a, b)
     return (tuple(sorted(sym.items(), key=lambda kv: (repr(kv[0]), kv[1]))), int(lo), int(hi))
+
+
+def _covered_lengths(stage: Stage, inner: set, extents: dict) -> dict:
+    """How much of each iter one iteration of the loops outside ``inner`` covers.
+
+    Maps every iter name to the length of the aligned interval its values sweep while
+    the ``inner`` leaves run (1: a single point; its extent: all of it), or to None when
+    the values are not such an interval (strided or ragged). Walks the split/fuse
+    relations from the leaves back to the root iters, as ``pass_up`` does.
+    """
+    cov: dict = {lp: (extents[lp] if lp in inner else 1) for lp in stage.leaves}
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split):
+            # inner children fully covered, then at most one partly covered, then points
+            length, partial = 1, False
+            for child in reversed(rel.children):
+                n = cov[child]
+                if n is None or (partial and n != 1):
+                    length = None
+                    break
+                length *= n
+                partial = partial or n != extents[child]
+            cov[rel.parent] = None if length is None else min(length, extents[rel.parent])
+        else:
+            f = cov[rel.fused]
+            exts = [extents[c] for c in rel.children]
+            out: list = [None] * len(exts)
+            if f is not None:
+                # the run of ``f`` aligned values is a box iff it fills whole inner rows
+                # of some child and an aligned part of that child
+                suffix = 1
+                for k in range(len(exts) - 1, -1, -1):
+                    if f <= suffix * exts[k] or k == 0:
+                        if f % suffix == 0 and (suffix * exts[k]) % f == 0:
+                            out = [1] * k + [f // suffix] + exts[k + 1:]
+                        break
+                    suffix *= exts[k]
+            for c, n in zip(rel.children, out):
+                cov[c] = n
+    return cov
 
 
 def _union(a, b):

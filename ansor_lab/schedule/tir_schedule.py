@@ -235,19 +235,26 @@ class Schedule:
                           lambda ls: [self._new(LoopRV, x) for x in ls])
 
     def get_child_blocks(self, block_or_loop: Any) -> list[BlockRV]:
-        """Blocks nested under a block's loops or under one loop."""
+        """Blocks nested under a block's loops or under one loop, in program order."""
         if isinstance(block_or_loop, LoopRV):
             owner, lp = self._loop(block_or_loop, "get_child_blocks")
-            st = self.state.stage(owner)
+            st = P.leaf(self.state, owner, lp, "get_child_blocks")  # rejects a stale handle
             inner = set(st.leaves[st.leaves.index(lp):])
-            names = [owner] + [
-                s.name for s in self.state.stages.values()
-                if s.attach[0] in ("at", "after") and s.attach[1] == owner and s.attach[2] in inner
-            ]
+            found = {owner}
         else:
             owner = self._block(block_or_loop, "get_child_blocks")
-            names = [s.name for s in self.state.stages.values()
-                     if s.attach[0] in ("at", "after") and s.attach[1] == owner]
+            inner = set(P.compute_stage(self.state, owner, "get_child_blocks").leaves)
+            found = set()
+        stages = list(self.state.stages.values())
+        todo = [s.name for s in stages if s.attach[0] in ("at", "after")
+                and s.attach[1] == owner and s.attach[2] in inner]
+        while todo:  # a block computed inside a nested block is nested too
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo += [s.name for s in stages
+                         if s.attach[0] in ("at", "after") and s.attach[1] == name]
+        names = [s.name for s in stages if s.name in found]
         return self._step("GetChildBlocks", {"block_or_loop": block_or_loop}, lambda s: names,
                           lambda ns: [self._new(BlockRV, n) for n in ns])
 

@@ -95,7 +95,9 @@ def test_batch_matmul_default_is_nt(check_op, rand):
     out = topi.nn.batch_matmul(x, y)
     assert out.op.name == "T_batch_matmul_NT"
     xa, ya = rand((2, 3, 4)), rand((2, 5, 4))
-    check_op([x, y, out], [xa, ya], (xa.astype("float64") @ ya.transpose(0, 2, 1)).astype("float32"))
+    check_op(
+        [x, y, out], [xa, ya], (xa.astype("float64") @ ya.transpose(0, 2, 1)).astype("float32")
+    )
 
 
 def test_matmul_errors():
@@ -115,7 +117,9 @@ def test_matmul_errors():
 
 def test_dense_errors():
     data = te.placeholder((4, 5), "float32", "data")
-    with pytest.raises(DSLError, match=r"weight must be \[out_dim, 5\] \(TVM layout, not \[in, out\]\)"):
+    with pytest.raises(
+        DSLError, match=r"weight must be \[out_dim, 5\] \(TVM layout, not \[in, out\]\)"
+    ):
         topi.nn.dense(data, te.placeholder((5, 3), "float32", "w"))
     with pytest.raises(DSLError, match=r"data \[batch, in_dim\] must be 2-D"):
         topi.nn.dense(te.placeholder((5,), "float32", "v"), data)
@@ -125,5 +129,7 @@ def test_batch_matmul_errors():
     x = te.placeholder((2, 3, 4), "float32", "x")
     with pytest.raises(DSLError, match="batch sizes 2 and 3 differ"):
         topi.nn.batch_matmul(x, te.placeholder((3, 5, 4), "float32", "y"))
-    with pytest.raises(DSLError, match=r"with the default transpose_b=True, y must be \[batch, N, K\]"):
+    with pytest.raises(
+        DSLError, match=r"with the default transpose_b=True, y must be \[batch, N, K\]"
+    ):
         topi.nn.batch_matmul(x, te.placeholder((2, 4, 5), "float32", "y"))

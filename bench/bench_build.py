@@ -1,0 +1,175 @@
+"""Build times, and the default (unscheduled) matmul next to numpy, measured in one run.
+
+    .venv/bin/python bench/bench_build.py [--repeat 3] [--sizes 256 512] [--json out.json]
+
+(a) build time: lower (schedule -> loop IR) and the whole ``tvm.build`` (lower + LLVM IR
+    generation + optimisation + machine code) for a small elementwise op and for the
+    1024x1024x1024 matmul with its default schedule; median of ``--repeat`` fresh builds.
+(b) the default matmul at each ``--sizes`` timed with ``time_evaluator`` and numpy's matmul
+    on one BLAS thread (threadpoolctl), GFLOPS of both and their ratio.
+Not part of the test suite: numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from contextlib import nullcontext
+
+import numpy as np
+
+import ansor_lab as tvm
+from ansor_lab import te
+
+
+def elementwise(n: int = 1024):
+    """C = exp(A) * B + 1 over n x n: a small one-stage program."""
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    C = te.compute((n, n), lambda i, j: te.exp(A[i, j]) * B[i, j] + 1.0, name="C")
+    return [A, B, C], f"elementwise exp(A)*B+1 {n}x{n}"
+
+
+def matmul(n: int):
+    """C = A @ B for n x n float32 matrices."""
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return [A, B, C], f"matmul {n}x{n}x{n}"
+
+
+def time_build(make, repeat: int) -> dict:
+    """Median lower time and build time over ``repeat`` fresh schedules."""
+    lower_s, build_s = [], []
+    for _ in range(repeat):
+        args, name = make()
+        s = te.create_schedule(args[-1].op)
+        t0 = time.perf_counter()
+        tvm.lower(s, args)
+        lower_s.append(time.perf_counter() - t0)
+        s = te.create_schedule(args[-1].op)
+        t0 = time.perf_counter()
+        tvm.build(s, args, target="llvm")
+        build_s.append(time.perf_counter() - t0)
+    return {
+        "workload": name,
+        "lower_ms": statistics.median(lower_s) * 1e3,
+        "build_ms": statistics.median(build_s) * 1e3,
+    }
+
+
+def numpy_limits():
+    """Limit numpy's BLAS to one thread (our default kernels use one core)."""
+    try:
+        from threadpoolctl import threadpool_info, threadpool_limits
+    except ImportError:
+        return nullcontext(), "numpy: default BLAS threads (threadpoolctl missing)"
+    blas = [
+        f"{i.get('internal_api')} {i.get('version')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
+    note = f"numpy: {', '.join(blas) or 'BLAS'}, 1 thread"
+    return threadpool_limits(limits=1, user_api="blas"), note
+
+
+def time_matmul(n: int, repeat: int) -> dict:
+    """The default-schedule matmul and numpy's, median times and GFLOPS."""
+    args, name = matmul(n)
+    f = tvm.build(te.create_schedule(args[-1].op), args, target="llvm")
+    rng = np.random.default_rng(0)
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
+    c = np.empty((n, n), dtype=np.float32)
+    f(a, b, c)
+    err = float(np.max(np.abs(c - a @ b)) / n)
+    ours = f.time_evaluator(number=1, repeat=repeat)(a, b, c).median
+    limit, _ = numpy_limits()
+    with limit:
+        np.matmul(a, b, out=c)  # warm-up, then calibrate to ~50 ms per repeat
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        number = max(1, int(0.05 / max(time.perf_counter() - t0, 1e-7)))
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                np.matmul(a, b, out=c)
+            times.append((time.perf_counter() - t0) / number)
+    theirs = statistics.median(times)
+    flops = 2.0 * n**3
+    return {
+        "workload": name,
+        "ours_ms": ours * 1e3,
+        "ours_gflops": flops / ours / 1e9,
+        "numpy_ms": theirs * 1e3,
+        "numpy_gflops": flops / theirs / 1e9,
+        "numpy_over_ours": ours / theirs,
+        "rel_error": err,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both benchmarks and print the tables."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3, help="measurements per number (median)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[256, 512],
+        help="matmul sizes to time against numpy",
+    )
+    p.add_argument("--build-size", type=int, default=1024, help="matmul size for build time")
+    p.add_argument("--json", help="also write the results to this JSON file")
+    args = p.parse_args(argv)
+
+    target = tvm.Target("llvm")
+    _, blas = numpy_limits()
+    print(
+        f"ansor_lab {tvm.__version__} | python {platform.python_version()} | "
+        f"numpy {np.__version__} | target {target}"
+    )
+    print(blas)
+
+    builds = [
+        time_build(elementwise, args.repeat),
+        time_build(lambda: matmul(args.build_size), args.repeat),
+    ]
+    print(f"\n(a) build time, median of {args.repeat} fresh builds")
+    print(f"{'workload':<34}{'lower (ms)':>12}{'build (ms)':>12}")
+    for r in builds:
+        print(f"{r['workload']:<34}{r['lower_ms']:>12.1f}{r['build_ms']:>12.1f}")
+    print("build = lower + LLVM IR generation + optimisation + machine code")
+
+    runs = [time_matmul(n, args.repeat) for n in args.sizes]
+    print(f"\n(b) default (scalar, unscheduled) matmul vs numpy, median of {args.repeat}")
+    print(
+        f"{'workload':<22}{'ours (ms)':>11}{'GFLOPS':>9}{'numpy (ms)':>12}{'GFLOPS':>9}"
+        f"{'numpy speed-up':>16}"
+    )
+    for r in runs:
+        print(
+            f"{r['workload']:<22}{r['ours_ms']:>11.2f}{r['ours_gflops']:>9.2f}"
+            f"{r['numpy_ms']:>12.3f}{r['numpy_gflops']:>9.2f}{r['numpy_over_ours']:>15.1f}x"
+        )
+        if r["rel_error"] > 1e-4:
+            print(f"  WARNING: result differs from numpy (relative error {r['rel_error']:.2g})")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(
+                {"target": str(target), "numpy": blas, "build": builds, "matmul": runs},
+                fh,
+                indent=2,
+            )
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,418 @@
+"""Best-known hand schedules, written with ansor_lab's primitives, against numpy.
+
+Workloads: matmul 512 and 1024, the chain C = A @ B, D = exp(C), F = D @ E (512),
+conv2d of ResNet-50's last 3x3 layer (N=1, C=K=512, 7x7, pad 1, stride 1; NHWC data, HWIO
+weights) and a depthwise conv2d (N=1, C=256, 56x56, 3x3, pad 1; NCHW). Every schedule is
+checked against numpy before it is timed. Printed, as one table: our GFLOPS on 1 and 2
+threads, numpy's GFLOPS on 1 and 2 BLAS threads (threadpoolctl), the ratios, and the time
+to lower + build each schedule. Then the targets, PASS/FAIL.
+
+    python bench/bench_hand.py              # the table (about a minute)
+    python bench/bench_hand.py --explore    # also try tile sizes for every workload
+    python bench/bench_hand.py --only matmul1024 --rounds 5
+
+Timing: ours is ``time_evaluator(number=1, repeat, min_repeat_ms)`` (a native loop; the
+median of the repeats); numpy is timed the same way from Python (median of repeats, each
+>= min_repeat_ms). Ours and numpy are measured alternately for ``--rounds`` rounds and the
+best round of each is reported: on a shared machine a burst of load from other jobs only
+ever slows a round down, and alternating spreads it over both sides. Build time is the
+median of three lower + build runs of the 1-thread module.
+
+What we found exploring tile sizes (2-core AVX-512 VM, shared with other jobs; the
+defaults below are the winners):
+- matmul: register tile 4 rows x 64 columns (16 zmm accumulators) with B packed per
+  64-column panel (cache_read at j0) was best at 512 and 1024; 6x64/8x48 (24 accumulators)
+  were equal within noise, 8x32 and 4x32 slower, 2x128 needs too many loads per FMA.
+  Two threads: parallel(j0), one panel per iteration.
+- chain: both matmuls as above; exp is applied to each register tile of C as it is
+  written out (reverse_compute_inline of D into C's write-back), so C never reaches memory.
+- conv2d 3x3 (NHWC): a matmul in disguise: 7 output pixels of a row x 32 output channels
+  (14 accumulators), weights packed per 32-channel block (cache_read at the channel block),
+  reduction ordered ry, rx, rc; 16 or 64 channels per block were slower (too few
+  accumulators / panel out of L1), 48 in between.
+- depthwise: vectorize along the row (56 = 3.5 zmm: one <56 x float> vector), 4 output
+  rows per register tile (cache_write local), padding computed per channel (compute_at c),
+  kernel taps unrolled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import ansor_lab as tvm
+from ansor_lab import te, tir, topi
+
+# -- workloads --------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    """A computation, its FLOP count, a schedule family and a numpy peer."""
+
+    name: str
+    flops: float
+    make: Callable[[], list]                         # tensors: inputs then the output
+    schedule: Callable[..., None]                    # (sch, **params) -> None, in place
+    params: dict                                     # the best-known parameters
+    variants: list = field(default_factory=list)     # parameter sets tried by --explore
+    numpy_fn: Callable[..., np.ndarray] | None = None  # inputs -> output (numpy peer)
+    numpy_desc: str = ""
+    rtol: float = 1e-4
+
+
+def _loops(sch: tir.Schedule, block: str) -> dict:
+    return {sch.get(lp).name: lp for lp in sch.get_loops(sch.get_block(block))}
+
+
+def matmul_args(n: int) -> list:
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return [A, B, C]
+
+
+def tile_matmul(sch: tir.Schedule, block: str, panel: str, ti: int, tj: int,
+                pack: bool = True, parallel: bool = True, write_back: bool = True) -> tuple:
+    """Register tile ``ti x tj`` (tj lanes vectorized, ti rows unrolled), accumulators in a
+    local tile, the ``panel`` operand's column block packed contiguously (cache_read at j0).
+    Returns (j0, i0, write-back block)."""
+    c = sch.get_block(block)
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, ti])
+    j0, j1 = sch.split(j, [None, tj])
+    sch.reorder(j0, i0, k, i1, j1)
+    cl = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cl, i0)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    if write_back:
+        sch.vectorize(sch.get_loops(cl)[-1])
+    if pack:
+        bb = sch.cache_read(sch.get_block(block), panel, "global")
+        sch.compute_at(bb, j0)
+        sch.vectorize(sch.get_loops(bb)[-1])
+    if parallel:
+        sch.parallel(j0)
+    return j0, i0, cl
+
+
+def sched_matmul(sch: tir.Schedule, ti: int = 4, tj: int = 64, pack: bool = True,
+                 parallel: bool = True) -> None:
+    tile_matmul(sch, "C", "B", ti, tj, pack, parallel)
+
+
+def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a @ b
+
+
+def chain_args(n: int = 512) -> list:
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    E = te.placeholder((n, n), name="E")
+    k1 = te.reduce_axis((0, n), name="k1")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k1] * B[k1, j], axis=k1), name="C")
+    D = te.compute((n, n), lambda i, j: te.exp(C[i, j]), name="D")
+    k2 = te.reduce_axis((0, n), name="k2")
+    F = te.compute((n, n), lambda i, j: te.sum(D[i, k2] * E[k2, j], axis=k2), name="F")
+    return [A, B, E, F]
+
+
+def sched_chain(sch: tir.Schedule, ti: int = 4, tj: int = 64, fuse_exp: bool = True,
+                parallel: bool = True) -> None:
+    """Both matmuls register-tiled; exp applied to C's register tile as it is written out
+    (reverse_compute_inline: C never reaches memory), or as a separate vectorized pass."""
+    tile_matmul(sch, "C", "B", ti, tj, parallel=parallel, write_back=not fuse_exp)
+    d = sch.get_block("D")
+    if fuse_exp:
+        sch.reverse_compute_inline(d)  # the write-back of C's tile now computes D
+        sch.vectorize(sch.get_loops(sch.get_block("D"))[-1])
+    else:
+        i, j = sch.get_loops(d)
+        sch.vectorize(j)
+        if parallel:
+            sch.parallel(i)
+    tile_matmul(sch, "F", "E", ti, tj, parallel=parallel)
+
+
+def np_chain(a: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return np.exp(a @ b) @ e
+
+
+def conv_args() -> list:
+    data = te.placeholder((1, 7, 7, 512), name="data")
+    wt = te.placeholder((3, 3, 512, 512), name="wt")
+    return [data, wt, topi.nn.conv2d_nhwc(data, wt, 1, 1, 1)]
+
+
+def sched_conv(sch: tir.Schedule, vk: int = 32, parallel: bool = True) -> None:
+    """7 pixels of an output row x ``vk`` output channels in registers; weights packed per
+    channel block; reduction ry, rx, rc innermost-but-two."""
+    out = "Conv2dOutput"
+    cb = sch.get_block(out)
+    L = _loops(sch, out)
+    ko, ki = sch.split(L["ff"], [None, vk])
+    sch.reorder(L["nn"], ko, L["yy"], L["ry"], L["rx"], L["rc"], L["xx"], ki)
+    cl = sch.cache_write(cb, 0, "local")
+    sch.reverse_compute_at(cl, L["yy"])
+    sch.unroll(L["xx"])
+    sch.vectorize(ki)
+    sch.vectorize(sch.get_loops(cl)[-1])
+    wb = sch.cache_read(cb, "wt", "global")
+    sch.compute_at(wb, ko)
+    sch.vectorize(sch.get_loops(wb)[-1])
+    sch.vectorize(sch.get_loops(sch.get_block("PaddedInput"))[-1])
+    if parallel:
+        sch.parallel(ko)
+
+
+def np_conv_im2col(data: np.ndarray, wt: np.ndarray) -> np.ndarray:
+    """im2col + one sgemm: [49, 9*512] @ [9*512, 512]."""
+    n, h, w, c = data.shape
+    kh, kw, _, k = wt.shape
+    p = np.pad(data, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    win = np.lib.stride_tricks.sliding_window_view(p, (kh, kw), axis=(1, 2))  # n,h,w,c,kh,kw
+    cols = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3)).reshape(n * h * w, -1)
+    return (cols @ wt.reshape(-1, k)).reshape(n, h, w, k)
+
+
+def dw_args() -> list:
+    data = te.placeholder((1, 256, 56, 56), name="data")
+    wt = te.placeholder((256, 1, 3, 3), name="wt")
+    return [data, wt, topi.nn.depthwise_conv2d_nchw(data, wt, 1, 1, 1)]
+
+
+def sched_dw(sch: tir.Schedule, ty: int = 4, vx: int = 56, parallel: bool = True) -> None:
+    """``ty`` output rows x ``vx`` lanes in registers, padding per channel, taps unrolled."""
+    out = "DepthwiseConv2d"
+    cb = sch.get_block(out)
+    pad = sch.get_block("PaddedInput")
+    b, c, y, x, di, dj = sch.get_loops(cb)
+    y0, y1 = sch.split(y, [None, ty])
+    if vx < 56:
+        x0, x1 = sch.split(x, [None, vx])
+        sch.reorder(b, c, y0, x0, di, dj, y1, x1)
+        anchor = x0
+    else:
+        x1 = x
+        sch.reorder(b, c, y0, di, dj, y1, x1)
+        anchor = y0
+    cl = sch.cache_write(cb, 0, "local")
+    sch.reverse_compute_at(cl, anchor)
+    sch.unroll(di)
+    sch.unroll(dj)
+    sch.unroll(y1)
+    sch.vectorize(x1)
+    sch.vectorize(sch.get_loops(cl)[-1])
+    sch.compute_at(pad, c)
+    sch.vectorize(sch.get_loops(pad)[-1])
+    if parallel:
+        sch.parallel(c)
+
+
+def np_dw_shift_add(data: np.ndarray, wt: np.ndarray) -> np.ndarray:
+    """Nine shifted multiply-adds over the padded input (numpy's best for depthwise)."""
+    n, c, h, w = data.shape
+    p = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros_like(data)
+    for dy in range(3):
+        for dx in range(3):
+            out += p[:, :, dy:dy + h, dx:dx + w] * wt[None, :, 0, dy, dx, None, None]
+    return out
+
+
+WORKLOADS = {
+    "matmul512": Workload(
+        "matmul512", 2 * 512**3, lambda: matmul_args(512), sched_matmul,
+        dict(ti=4, tj=64),
+        [dict(ti=4, tj=32), dict(ti=4, tj=64), dict(ti=6, tj=64), dict(ti=8, tj=32),
+         dict(ti=8, tj=48), dict(ti=2, tj=128), dict(ti=4, tj=64, pack=False)],
+        np_matmul, "sgemm (OpenBLAS)"),
+    "matmul1024": Workload(
+        "matmul1024", 2 * 1024**3, lambda: matmul_args(1024), sched_matmul,
+        dict(ti=4, tj=64),
+        [dict(ti=4, tj=32), dict(ti=4, tj=64), dict(ti=6, tj=64), dict(ti=8, tj=32),
+         dict(ti=8, tj=48), dict(ti=4, tj=64, pack=False)],
+        np_matmul, "sgemm (OpenBLAS)"),
+    "chain512": Workload(
+        "chain512", 2 * 2 * 512**3, chain_args, sched_chain,
+        dict(ti=4, tj=64, fuse_exp=True),
+        [dict(ti=4, tj=64, fuse_exp=True), dict(ti=4, tj=64, fuse_exp=False),
+         dict(ti=6, tj=64, fuse_exp=True), dict(ti=8, tj=32, fuse_exp=True)],
+        np_chain, "sgemm, np.exp, sgemm"),
+    "conv2d_resnet_last": Workload(
+        "conv2d_resnet_last", 2 * 7 * 7 * 512 * 512 * 9, conv_args, sched_conv,
+        dict(vk=32),
+        [dict(vk=16), dict(vk=32), dict(vk=48), dict(vk=64)],
+        np_conv_im2col, "im2col + sgemm (OpenBLAS)"),
+    "depthwise_56": Workload(
+        "depthwise_56", 2 * 256 * 56 * 56 * 9, dw_args, sched_dw,
+        dict(ty=4, vx=56),
+        [dict(ty=1, vx=56), dict(ty=2, vx=56), dict(ty=4, vx=56), dict(ty=7, vx=56),
+         dict(ty=4, vx=28), dict(ty=4, vx=16)],
+        np_dw_shift_add, "9 shifted multiply-adds (numpy, 1 thread)", rtol=1e-5),
+}
+
+
+# -- measuring --------------------------------------------------------------------------
+
+
+def build(wl: Workload, params: dict, threads: int) -> tuple:
+    """(module, seconds to lower + build) for ``wl`` scheduled with ``params``."""
+    sch = tir.Schedule(te.create_prim_func(wl.make()))
+    wl.schedule(sch, **params)
+    start = time.perf_counter()
+    f = tvm.build(sch.mod, target="llvm", num_threads=threads)
+    return f, time.perf_counter() - start
+
+
+def inputs_for(wl: Workload, seed: int = 0) -> tuple:
+    rng = np.random.default_rng(seed)
+    tensors = wl.make()
+    ins = [rng.uniform(-1, 1, size=tuple(t.shape)).astype(t.dtype) for t in tensors[:-1]]
+    if wl.name.startswith("chain"):  # keep exp() in a tame range
+        ins = [x * np.float32(0.1) for x in ins]
+    out = np.zeros(tuple(tensors[-1].shape), tensors[-1].dtype)
+    return ins, out
+
+
+def check(wl: Workload, f, ins: list, out: np.ndarray) -> None:
+    out[...] = np.nan
+    f(*ins, out)
+    with threadpool_limits(limits=1, user_api="blas"):
+        want = wl.numpy_fn(*ins)
+    np.testing.assert_allclose(out, want, rtol=wl.rtol, atol=wl.rtol,
+                               err_msg=f"{wl.name}: schedule disagrees with numpy")
+
+
+def time_ours(f, ins: list, out: np.ndarray, min_repeat_ms: float, repeat: int) -> float:
+    res = f.time_evaluator(number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)(*ins, out)
+    return res.median
+
+
+def time_numpy(fn: Callable, ins: list, threads: int, min_repeat_ms: float,
+               repeat: int) -> float:
+    with threadpool_limits(limits=threads, user_api="blas"):
+        fn(*ins)  # warm-up
+        number, results = 1, []
+        for _ in range(repeat):
+            while True:
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn(*ins)
+                elapsed = time.perf_counter() - start
+                if elapsed * 1e3 >= min_repeat_ms:
+                    break
+                number = max(number * 2, int(number * min_repeat_ms / max(elapsed * 1e3, 1e-3)
+                                             * 1.618))
+            results.append(elapsed / number)
+    return statistics.median(results)
+
+
+@dataclass
+class Row:
+    name: str
+    ours1: float
+    ours2: float
+    np1: float
+    np2: float
+    build_s: float
+    numpy_desc: str
+
+
+def measure(wl: Workload, params: dict, rounds: int, min_repeat_ms: float,
+            repeat: int) -> Row:
+    builds = [build(wl, params, 1) for _ in range(3)]
+    f1, build_s = builds[-1][0], statistics.median(b[1] for b in builds)
+    f2, _ = build(wl, params, 2)
+    ins, out = inputs_for(wl)
+    check(wl, f1, ins, out)
+    check(wl, f2, ins, out)
+    t = {"o1": [], "o2": [], "n1": [], "n2": []}
+    for _ in range(rounds):  # interleaved: load bursts hit both sides
+        t["o1"].append(time_ours(f1, ins, out, min_repeat_ms, repeat))
+        t["n1"].append(time_numpy(wl.numpy_fn, ins, 1, min_repeat_ms, repeat))
+        t["o2"].append(time_ours(f2, ins, out, min_repeat_ms, repeat))
+        t["n2"].append(time_numpy(wl.numpy_fn, ins, 2, min_repeat_ms, repeat))
+    g = {k: wl.flops / min(v) / 1e9 for k, v in t.items()}  # the least disturbed round
+    return Row(wl.name, g["o1"], g["o2"], g["n1"], g["n2"], build_s, wl.numpy_desc)
+
+
+def explore(wl: Workload, min_repeat_ms: float, repeat: int) -> dict:
+    """Time every variant on 1 and 2 threads; return the best by 1-thread GFLOPS."""
+    print(f"\n# {wl.name}: exploring {len(wl.variants)} schedules")
+    ins, out = inputs_for(wl)
+    best, best_g = wl.params, 0.0
+    for params in wl.variants:
+        try:
+            f1, bt = build(wl, params, 1)
+            f2, _ = build(wl, params, 2)
+            check(wl, f1, ins, out)
+        except Exception as err:  # a variant the primitives refuse: report it, go on
+            print(f"  {params}: failed: {type(err).__name__}: {str(err).splitlines()[0]}")
+            continue
+        g1 = wl.flops / time_ours(f1, ins, out, min_repeat_ms, repeat) / 1e9
+        g2 = wl.flops / time_ours(f2, ins, out, min_repeat_ms, repeat) / 1e9
+        print(f"  {str(params):42s} 1T {g1:7.1f}  2T {g2:7.1f} GFLOPS   build {bt:.3f} s")
+        if g1 > best_g:
+            best, best_g = params, g1
+    print(f"  best: {best}")
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="*", choices=sorted(WORKLOADS), help="workloads to run")
+    ap.add_argument("--explore", action="store_true", help="try tile sizes first")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median)")
+    ap.add_argument("--repeat", type=int, default=5, help="repeats per measurement")
+    ap.add_argument("--min-repeat-ms", type=float, default=40.0)
+    args = ap.parse_args(argv)
+    names = args.only or list(WORKLOADS)
+    print(f"ansor_lab {tvm.__version__}, target {tvm.Target('llvm')}, numpy {np.__version__}")
+    rows = []
+    for name in names:
+        wl = WORKLOADS[name]
+        params = explore(wl, args.min_repeat_ms, args.repeat) if args.explore else wl.params
+        rows.append((measure(wl, params, args.rounds, args.min_repeat_ms, args.repeat), params))
+
+    print("\nGFLOPS (best of interleaved rounds, each a median of repeats; numpy threads set "
+          "with threadpoolctl)")
+    head = (f"{'workload':20s} {'ours 1T':>8s} {'ours 2T':>8s} {'numpy 1T':>9s} {'numpy 2T':>9s}"
+            f" {'1T ratio':>9s} {'2T ratio':>9s} {'2T/1T':>6s} {'build s':>8s}  schedule / numpy")
+    print(head)
+    print("-" * len(head))
+    for r, params in rows:
+        print(f"{r.name:20s} {r.ours1:8.1f} {r.ours2:8.1f} {r.np1:9.1f} {r.np2:9.1f}"
+              f" {r.ours1 / r.np1:9.2f} {r.ours2 / r.np2:9.2f} {r.ours2 / r.ours1:6.2f}"
+              f" {r.build_s:8.3f}  {params} / {r.numpy_desc}")
+
+    ok = True
+    by = {r.name: r for r, _ in rows}
+    print()
+    if "matmul1024" in by:
+        r = by["matmul1024"]
+        checks = [
+            (f"matmul 1024, 1 thread >= 0.8x numpy 1 thread ({r.ours1:.1f} vs "
+             f"{0.8 * r.np1:.1f})", r.ours1 >= 0.8 * r.np1),
+            (f"matmul 1024, 2 threads >= 1.8x our 1 thread ({r.ours2:.1f} vs "
+             f"{1.8 * r.ours1:.1f})", r.ours2 >= 1.8 * r.ours1),
+            (f"tiled vectorized matmul 1024 builds in < 0.3 s ({r.build_s:.3f} s)",
+             r.build_s < 0.3),
+        ]
+        for text, passed in checks:
+            ok &= passed
+            print(f"{'PASS' if passed else 'FAIL'}  {text}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

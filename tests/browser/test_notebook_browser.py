@@ -1,0 +1,209 @@
+"""The notebook experience in a real browser: JupyterLab + Debian's Chromium via Playwright.
+
+A temporary notebook tunes a small matmul with the live tuning widget and opens the
+schedule explorer on it. The test runs all cells from JupyterLab's menu and reads the
+page: the tuning plot has points, the progress bar advanced, the explorer's IR pane shows
+the program, and clicking Apply (a split) changes the IR. A screenshot is saved as an
+artifact (its path is printed; set ANSOR_LAB_ARTIFACTS to keep it in a chosen folder).
+
+Skipped, with the reason, where /usr/bin/chromium or Playwright for Python is missing
+(``apt-get install -y chromium``; ``pip install playwright``; never ``playwright install``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright for Python is missing (pip install playwright)")
+pytest.importorskip("jupyterlab", reason="JupyterLab is missing (pip install -e '.[jupyter]')")
+pytest.importorskip("ipywidgets", reason="ipywidgets is missing (pip install -e '.[jupyter]')")
+nbformat = pytest.importorskip("nbformat")
+kernelspec = pytest.importorskip("ipykernel.kernelspec")
+
+import ansor_lab  # noqa: E402
+
+KERNEL = f"ansor-lab-browser-{os.getpid()}"
+ROOT = Path(ansor_lab.__file__).resolve().parents[1]
+
+SETUP = '''\
+from ansor_lab import auto_scheduler, te
+from ansor_lab.jupyter import ScheduleExplorer
+
+A = te.placeholder((32, 32), name="A")
+B = te.placeholder((32, 32), name="B")
+k = te.reduce_axis((0, 32), name="k")
+C = te.compute((32, 32), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG([A, B, C]),
+                                 target="llvm")
+'''
+TUNE = '''\
+w = auto_scheduler.tune_widget(
+    task, trials=8, num_measures_per_round=4, seed=0,
+    runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=1, timeout=60),
+    policy_params={"sample_init_min_population": 8, "population": 16, "generations": 1})
+'''
+EXPLORE = "ex = ScheduleExplorer(te.create_prim_func([A, B, C]))\n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_settings(settings: Path) -> None:
+    """No kernel-selection dialog, no news prompt (see RECIPES)."""
+    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"autoStartDefaultKernel": True}))
+    news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text(json.dumps({"fetchNews": "false"}))
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+    """A JupyterLab server of this venv on a free port: (url, token, notebook dir)."""
+    nbdir, runtime, settings, workspaces, kernels = (
+        tmp_path / d for d in ("notebooks", "runtime", "settings", "workspaces", "kernels"))
+    for d in (nbdir, runtime, workspaces):
+        d.mkdir()
+    write_settings(settings)
+    kernelspec.install(kernel_name=KERNEL, display_name=KERNEL, prefix=str(kernels))
+    token = secrets.token_hex(16)
+    port = free_port()
+    env = dict(os.environ)
+    env.update({
+        "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
+        "JUPYTER_PATH": os.pathsep.join([str(kernels / "share" / "jupyter"),
+                                         *filter(None, [env.get("JUPYTER_PATH")])]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
+        "OMP_NUM_THREADS": "1",
+    })
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", f"--IdentityProvider.token={token}", "--allow-root",
+           f"--ServerApp.root_dir={nbdir}",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" +
+                                       (tmp_path / "lab.log").read_text()[-3000:]) from None
+                time.sleep(0.3)
+        yield url, token, nbdir
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def write_notebook(nbdir: Path) -> str:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
+                                         for c in (SETUP, TUNE, EXPLORE)])
+    nb.metadata.kernelspec = {"name": KERNEL, "display_name": KERNEL, "language": "python"}
+    nbformat.write(nb, nbdir / "browser_check.ipynb")
+    return "browser_check.ipynb"
+
+
+def artifact_dir(tmp_path: Path) -> Path:
+    chosen = os.environ.get("ANSOR_LAB_ARTIFACTS")
+    out = Path(chosen) if chosen else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
+    url, token, nbdir = lab
+    name = write_notebook(nbdir)
+    shot = artifact_dir(tmp_path) / "notebook_browser.png"
+    with sync_api.sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1800})
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(f"{url}/lab/tree/{name}?token={token}&reset")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+            # the kernel must be up before Run All (otherwise cells queue behind a dialog)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
+                                   "[data-status='idle']", state="attached", timeout=60_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+            outputs = page.locator(".jp-Cell .jp-OutputArea")
+            # the tuning widget: measured points in its plot, its progress bar moved
+            tune = page.locator(".jp-Cell").nth(1)
+            tune.locator(".js-plotly-plot").first.wait_for(state="visible")
+            page.wait_for_function(
+                """() => { const c = document.querySelectorAll('.jp-Cell')[1];
+                           return c && c.querySelectorAll('.js-plotly-plot .scatterlayer '
+                             + 'path.point').length > 0; }""", timeout=90_000)
+            n_points = tune.locator(".js-plotly-plot").first.locator(
+                ".scatterlayer path.point").count()
+            bar = tune.locator(".widget-progress .progress-bar").first
+            page.wait_for_function(
+                """() => { const b = document.querySelectorAll('.jp-Cell')[1]
+                             .querySelector('.widget-progress .progress-bar');
+                           return b && parseFloat(b.style.width) > 0; }""")
+            width = float(bar.evaluate("b => parseFloat(b.style.width)"))
+
+            # the explorer: its IR pane shows the program; a clicked split changes it
+            ir = page.locator(".ansor-explorer .ansor-ir").first
+            ir.wait_for(state="visible")
+            before = ir.inner_text()
+            page.locator(".ansor-explorer .ansor-apply").first.click()
+            page.wait_for_function(
+                """(old) => { const p = document.querySelector('.ansor-explorer .ansor-ir');
+                              return p && p.innerText !== old
+                                && p.querySelectorAll('.ansor-ir-changed').length > 0; }""",
+                arg=before)
+            after = ir.inner_text()
+            history = page.locator(".ansor-explorer .ansor-history").first.inner_text()
+            page.screenshot(path=str(shot), full_page=True)
+        except Exception:
+            page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot of the failure: {shot}")
+            raise
+        finally:
+            ctx.close()
+    print(f"screenshot: {shot}")
+    assert n_points > 0 and 0 < width <= 100
+    assert "@T.prim_func" in before and "for i in range(32):" in before
+    assert "for i_0 in range(4):" in after and "for i_1 in range(8):" in after
+    assert "split(C, loop=C.i, factor=8)" in history
+    assert outputs.count() >= 2 and shot.stat().st_size > 10_000
+    if shutil.which("file"):
+        assert b"PNG" in subprocess.run(["file", str(shot)], capture_output=True).stdout

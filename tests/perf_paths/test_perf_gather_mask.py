@@ -1,0 +1,210 @@
+"""Accesses that are not unit-stride become gathers/scatters, and lane-dependent guards
+become masks (masked loads/stores), so a guarded tail never touches memory outside it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir
+
+
+def _transpose(n: int, lanes: int):
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n, n), lambda i, j: A[j, i] * 2.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    _, j = sch.get_loops(sch.get_block("B"))
+    _, ji = sch.split(j, [None, lanes])
+    sch.vectorize(ji)
+    return sch
+
+
+def _tail(m: int, lanes: int):
+    A = te.placeholder((m,), name="A")
+    B = te.compute((m,), lambda i: A[i] * 3.0 + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, ii = sch.split(i, [None, lanes])
+    sch.vectorize(ii)
+    return sch
+
+
+def test_strided_read_is_a_gather(rand):
+    f = tvm.build(_transpose(48, 16).mod, target="llvm")
+    assert "llvm.masked.gather.v16f32" in f.get_source("ll")
+    assert "[gathers=1, vector_stores=1]" in f.loop_report()
+    a = rand((48, 48))
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a.T * np.float32(2.0))  # exact: one multiply by 2
+
+
+def test_strided_write_is_a_scatter(rand):
+    n = 40
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n, n), lambda i, j: A[i, j] + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.reorder(j, i)  # the vector runs down a column of B: stride n on both sides
+    _, ii = sch.split(i, [None, 8])
+    sch.vectorize(ii)
+    f = tvm.build(sch.mod, target="llvm")
+    ll = f.get_source("ll")
+    assert "llvm.masked.scatter" in ll and "llvm.masked.gather" in ll
+    a = rand((n, n))
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a + np.float32(1.0))
+
+
+def test_non_divisible_split_uses_masked_load_and_store(rand):
+    f = tvm.build(_tail(1000, 16).mod, target="llvm")
+    ll = f.get_source("ll")
+    assert "llvm.masked.load.v16f32" in ll and "llvm.masked.store.v16f32" in ll
+    assert "[masked_loads=1, masked_stores=1]" in f.loop_report()
+    a = rand((1000,))
+    b = np.full_like(a, np.nan)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6, atol=1e-6)  # FMA-contracted
+
+
+def test_lane_dependent_select_is_masked(rand):
+    """if_then_else on a lane-dependent condition (zero padding) loads under a mask."""
+    n = 64
+    A = te.placeholder((n,), name="A")
+    P = te.compute((n + 32,), lambda i: te.if_then_else(i < n, A[i], 0.0), name="P")
+    sch = tir.Schedule(te.create_prim_func([A, P]))
+    (i,) = sch.get_loops(sch.get_block("P"))
+    _, ii = sch.split(i, [None, 32])
+    sch.vectorize(ii)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "[masked_loads=1, vector_stores=1]" in f.loop_report()
+    assert "llvm.masked.load" in f.get_source("ll-unopt")
+    a = rand((n,))
+    p = np.full(n + 32, np.nan, np.float32)
+    f(a, p)
+    np.testing.assert_array_equal(p, np.concatenate([a, np.zeros(32, np.float32)]))
+
+
+def test_non_power_of_two_lanes_are_emitted_in_chunks(rand):
+    """48 lanes = 32 + 16: masks of odd widths living across blocks make LLVM scalarize."""
+    f = tvm.build(_tail(1000, 48).mod, target="llvm")
+    # the 32-lane chunk's loads provably stay inside A (tile 20 ends at 991): a plain load
+    assert "SIMD x48 [masked_loads=1, masked_stores=2, vector_loads=1, chunks=32+16]" \
+        in f.loop_report()
+    assert "v48" not in f.get_source("ll")
+    a = rand((1000,))
+    b = np.full_like(a, np.nan)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
+_GUARD_PAGE_SCRIPT = textwrap.dedent(
+    """
+    import ctypes, mmap, sys
+    import numpy as np
+    import ansor_lab as tvm
+    from ansor_lab import te, tir
+
+    page = mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    keep = []
+
+    def at_page_end(shape):
+        # a float32 array ending exactly where a PROT_NONE page begins
+        n = int(np.prod(shape))
+        pages = -(-4 * n // page) + 1
+        buf = mmap.mmap(-1, pages * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        assert libc.mprotect(base + (pages - 1) * page, page, 0) == 0
+        keep.append(buf)
+        return np.frombuffer(buf, np.float32, n, (pages - 1) * page - 4 * n).reshape(shape)
+
+    if sys.argv[1] == "tail":
+        m = 1000
+        A = te.placeholder((m,), name="A")
+        B = te.compute((m,), lambda i: A[i] * 3.0 + 1.0, name="B")
+        sch = tir.Schedule(te.create_prim_func([A, B]))
+        (i,) = sch.get_loops(sch.get_block("B"))
+        _, ii = sch.split(i, [None, 16])
+        sch.vectorize(ii)
+        a, b = at_page_end((m,)), at_page_end((m,))
+        a[:] = np.arange(m, dtype=np.float32)
+        args, expect = [a, b], lambda: a * np.float32(3) + np.float32(1)
+    else:  # a register-tiled matmul whose tiles overhang both M and N
+        m, n, k = 100, 100, 70
+        A = te.placeholder((m, k), name="A")
+        B = te.placeholder((k, n), name="B")
+        r = te.reduce_axis((0, k), name="k")
+        C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+        sch = tir.Schedule(te.create_prim_func([A, B, C]))
+        c = sch.get_block("C")
+        i, j, kk = sch.get_loops(c)
+        i0, i1 = sch.split(i, [None, 3])
+        j0, j1 = sch.split(j, [None, 32])
+        sch.reorder(j0, i0, kk, i1, j1)
+        cl = sch.cache_write(c, 0, "local")
+        sch.reverse_compute_at(cl, i0)
+        sch.unroll(i1)
+        sch.vectorize(j1)
+        sch.vectorize(sch.get_loops(sch.get_block("C_local"))[-1])
+        bb = sch.cache_read(sch.get_block("C"), "B", "global")
+        sch.compute_at(bb, j0)
+        sch.vectorize(sch.get_loops(bb)[-1])
+        a, b, out = at_page_end((m, k)), at_page_end((k, n)), at_page_end((m, n))
+        a[:] = np.arange(m * k).reshape(m, k) % 7
+        b[:] = np.arange(k * n).reshape(k, n) % 5
+        args, expect = [a, b, out], lambda: a @ b  # small integers: exact
+    f = tvm.build(sch.mod, target="llvm", num_threads=1)
+    f(*args)
+    assert np.array_equal(args[-1], expect()), "wrong values"
+    print("OK")
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses mmap/mprotect guard pages (Linux)")
+@pytest.mark.parametrize("workload", ["tail", "matmul_overhanging_tiles"])
+def test_guarded_code_never_touches_memory_past_the_end(workload):
+    """Every array ends right before an inaccessible page: an unmasked tail load or store,
+    or a row of A read for a tile row past the end, would crash the (separate) process
+    with SIGSEGV. (A lane-invariant load under a lane-dependent guard once did.)"""
+    proc = subprocess.run([sys.executable, "-c", _GUARD_PAGE_SCRIPT, workload],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "OK", (
+        f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-2000:]}")
+
+
+def test_overhanging_register_tile_stays_in_registers(rand):
+    """Guards on a thread-private tile whose elements all exist need no masked memory
+    operations: loads are plain and stores blend, so LLVM keeps the tile in registers."""
+    m, n, k = 50, 40, 30
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    c = sch.get_block("C")
+    i, j, kk = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 3])
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(j0, i0, kk, i1, j1)
+    cl = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cl, i0)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    f = tvm.build(sch.mod, target="llvm", num_threads=1)
+    report = f.loop_report()
+    assert "blend_stores=1" in report and "masked_loads=1" in report, report
+    assert not re.search(r"= alloca ", f.get_source("ll")), "the tile stayed in memory"
+    a, b = rand((m, k)), rand((k, n))
+    out = np.empty((m, n), np.float32)
+    f(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)

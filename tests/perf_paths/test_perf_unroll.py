@@ -1,0 +1,110 @@
+"""``unroll`` replicates a loop body (no loop is left for that variable), and the
+``pragma_auto_unroll_max_step`` annotation unrolls the inner nests that fit its budget."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir
+
+
+def _headers(f) -> set[str]:
+    """Loop variables that are still loops in the generated (unoptimized) LLVM IR: the
+    backend names each loop's header block ``for.<var>`` (``for.<var>.<n>`` for copies)."""
+    return set(re.findall(r"^for\.(\w+)(?:\.\d+)?:", f.get_source("ll-unopt"), re.M))
+
+
+def _nest(n: int = 16, j: int = 8, k: int = 4):
+    A = te.placeholder((n, j, k), name="A")
+    B = te.compute((n, j, k), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
+    return A, B, tir.Schedule(te.create_prim_func([A, B]))
+
+
+def _check(f, rand, shape=(16, 8, 4)):
+    a = rand(shape)
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6, atol=1e-6)
+
+
+def test_unroll_leaves_no_loop_for_the_variable(rand):
+    _, _, sch = _nest()
+    i, j, k = sch.get_loops(sch.get_block("B"))
+    sch.unroll(j)
+    f = tvm.build(sch.mod, target="llvm")
+    heads = _headers(f)
+    assert "i" in heads and "k" in heads and "j" not in heads, heads
+    # the k loop now appears once per unrolled copy of j's body
+    assert len(re.findall(r"^for\.k(?:\.\d+)?:", f.get_source("ll-unopt"), re.M)) == 8
+    assert "j (extent 8): unrolled -> unrolled" in f.loop_report()
+    _check(f, rand)
+
+
+def test_unrolled_body_is_reported_once():
+    _, _, sch = _nest()
+    _, j, k = sch.get_loops(sch.get_block("B"))
+    sch.unroll(j)
+    sch.unroll(k)
+    report = tvm.build(sch.mod, target="llvm").loop_report().splitlines()
+    assert report == ["j (extent 8): unrolled -> unrolled", "k (extent 4): unrolled -> unrolled"]
+
+
+@pytest.mark.parametrize(
+    ("budget", "unrolled", "kept"),
+    [
+        (0, set(), {"i", "j", "k"}),
+        (3, set(), {"i", "j", "k"}),       # k's nest (4 steps) is over the budget
+        (4, {"k"}, {"i", "j"}),            # k: 4 <= 4; j's nest: 8 * 4 = 32 > 4
+        (31, {"k"}, {"i", "j"}),
+        (32, {"j", "k"}, {"i"}),           # j's nest: 32 <= 32
+        (1000, {"i", "j", "k"}, set()),    # the annotated loop too: 16 * 32 = 512
+    ],
+)
+def test_auto_unroll_pragma_respects_the_budget(rand, budget, unrolled, kept):
+    _, _, sch = _nest()
+    i, _, _ = sch.get_loops(sch.get_block("B"))
+    sch.annotate(i, "pragma_auto_unroll_max_step", budget)
+    f = tvm.build(sch.mod, target="llvm")
+    heads = _headers(f)
+    assert heads == kept, (budget, heads)
+    report = f.loop_report()
+    for name in unrolled:
+        assert f"{name} (extent" in report and "unrolled -> unrolled" in report
+    _check(f, rand)
+
+
+def test_auto_unroll_pragma_only_acts_under_its_loop(rand):
+    """Loops of another block, outside the annotated loop, keep their loops."""
+    A = te.placeholder((8, 4), name="A")
+    B = te.compute((8, 4), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((8, 4), lambda i, j: B[i, j] * 2.0, name="C")
+    sch = tir.Schedule(te.create_prim_func([A, C]))
+    ci, _ = sch.get_loops(sch.get_block("C"))
+    sch.annotate(ci, "pragma_auto_unroll_max_step", 16)
+    f = tvm.build(sch.mod, target="llvm")
+    loops = f.get_source("ll-unopt")
+    assert re.search(r"^for\.i:", loops, re.M), "B's loop i was unrolled by C's pragma"
+    a = rand((8, 4))
+    c = np.empty_like(a)
+    f(a, c)
+    np.testing.assert_allclose(c, (a + 1) * 2, rtol=1e-6)
+
+
+def test_unroll_of_a_reduction_keeps_results_exact(rand):
+    """An unrolled reduction loop is the same sum in the same order: int32 is bit-exact."""
+    A = te.placeholder((16, 12), "int32", name="A")
+    k = te.reduce_axis((0, 12), name="k")
+    S = te.compute((16,), lambda i: te.sum(A[i, k] * A[i, k], axis=k), name="S")
+    sch = tir.Schedule(te.create_prim_func([A, S]))
+    _, kk = sch.get_loops(sch.get_block("S"))
+    sch.unroll(kk)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "k" not in _headers(f)
+    a = rand((16, 12), "int32")
+    s = np.empty(16, np.int32)
+    f(a, s)
+    np.testing.assert_array_equal(s, (a * a).sum(axis=1))

@@ -1,0 +1,147 @@
+"""Isolated measurement: a crashing or hanging kernel is an error record, never a dead search.
+
+The bad kernels are hand-written LLVM IR compiled into object files with the same entry
+points as generated code (``main`` and ``main__repeat``), so the runner process links and
+calls them exactly as it would a candidate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import llvmlite.binding as llvm
+import pytest
+from search_helpers import fast_options, fast_policy, make_task, matmul
+
+from ansor_lab import auto_scheduler
+from ansor_lab.codegen.llvm import target_machine
+from ansor_lab.codegen.target import Target
+from ansor_lab.measure.measure import BuildResult, LocalRunner
+from ansor_lab.measure.records import ErrorNo
+from ansor_lab.measure.workers import build_worker
+
+_CRASH_BODY = """
+  %p = inttoptr i64 16 to ptr
+  %v = load volatile i32, ptr %p
+  ret i32 %v
+"""
+
+# a volatile store per iteration: the loop has a side effect, so LLVM keeps it
+_HANG_BODY = """
+  %slot = alloca i32
+  br label %loop
+loop:
+  store volatile i32 1, ptr %slot
+  br label %loop
+"""
+
+
+def bad_object(body: str, n_args: int) -> bytes:
+    """An object file whose ``main`` runs ``body`` (and ``main__repeat`` calls it)."""
+    named = ", ".join(f"ptr %a{k}" for k in range(n_args))
+    text = f"""
+define i32 @main({named}) {{
+entry:
+{body}
+}}
+
+define i32 @main__repeat(i64 %n, {named}) {{
+entry:
+  %rc = call i32 @main({", ".join(f"ptr %a{k}" for k in range(n_args))})
+  ret i32 %rc
+}}
+"""
+    target = Target("llvm")
+    tm = target_machine(target.mcpu, target.mattr)
+    mod = llvm.parse_assembly(text)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    return tm.emit_object(mod)
+
+
+@pytest.fixture(scope="module")
+def task():
+    return make_task(matmul(16))
+
+
+@pytest.fixture(scope="module")
+def good_build(task) -> BuildResult:
+    """A real candidate, built in this process (the builder's own function)."""
+    inp = fast_policy(task).next_batch(1)[0]
+    r = build_worker({"dag": task.dag_json, "trace": inp.trace, "target": str(task.target),
+                      "num_threads": 1})
+    assert r["error_no"] == 0, r["error_msg"]
+    return BuildResult(r["obj"], r["entry"], r["params"], 0, "", r["time"])
+
+
+def _runner(task, good_build, timeout: float) -> LocalRunner:
+    runner = LocalRunner(timeout=timeout, number=1, min_repeat_ms=0, check_correctness=True)
+    runner.setup(task, good_build.params, [2])
+    return runner
+
+
+def test_crashing_kernel_is_an_error_and_the_runner_goes_on(task, good_build):
+    crash = dataclasses.replace(good_build, obj=bad_object(_CRASH_BODY, 3))
+    runner = _runner(task, good_build, timeout=20)
+    try:
+        first_pid = runner._worker.proc.pid
+        out = runner.run([good_build, crash, good_build, crash, good_build])
+    finally:
+        runner.close()
+    kinds = [ErrorNo(r["error_no"]).name for r in out]
+    assert kinds == ["NO_ERROR", "RUNTIME_DEVICE", "NO_ERROR", "RUNTIME_DEVICE", "NO_ERROR"]
+    assert "crashed the runner process" in out[1]["error_msg"]
+    assert "-11" in out[1]["error_msg"] or "SIGSEGV" in out[1]["error_msg"]
+    # the replacement process was set up again: the next good kernel is checked and timed
+    assert out[2]["costs"] and out[4]["costs"]
+    assert runner._worker.proc is None or runner._worker.proc.pid != first_pid
+
+
+def test_hanging_kernel_times_out_and_the_runner_goes_on(task, good_build):
+    hang = dataclasses.replace(good_build, obj=bad_object(_HANG_BODY, 3))
+    runner = _runner(task, good_build, timeout=1.5)
+    try:
+        out = runner.run([hang, good_build])
+    finally:
+        runner.close()
+    assert [ErrorNo(r["error_no"]).name for r in out] == ["RUN_TIMEOUT", "NO_ERROR"]
+    assert "1.5 s" in out[0]["error_msg"]
+    assert out[1]["costs"][0] > 0
+
+
+def test_build_errors_come_back_as_records(task):
+    bad_trace = {"version": 1, "insts": [["GetBlock", [["name", "nope"], ["func_name", "main"]],
+                                          ["b0"], None]]}
+    r = build_worker({"dag": task.dag_json, "trace": bad_trace, "target": str(task.target),
+                      "num_threads": 1})
+    assert ErrorNo(r["error_no"]).name == "INSTANTIATION_ERROR"
+    assert "nope" in r["error_msg"]
+
+
+class _InjectOnce(LocalRunner):
+    """Replaces the first two candidates of the first batch by a hang and a crash."""
+
+    injected = False
+
+    def run(self, builds):
+        if not self.injected and len(builds) >= 2:
+            self.injected = True
+            builds = [dataclasses.replace(builds[0], obj=bad_object(_HANG_BODY, 3)),
+                      dataclasses.replace(builds[1], obj=bad_object(_CRASH_BODY, 3)),
+                      *builds[2:]]
+        return super().run(builds)
+
+
+def test_search_survives_a_hang_and_a_crash(task, tmp_path):
+    log = str(tmp_path / "bad.json")
+    runner = _InjectOnce(timeout=2, number=1, min_repeat_ms=5)
+    result = task.tune(fast_options(log, trials=6, per_round=3, runner=runner),
+                       search_policy=fast_policy(task, seed=5))
+    records = list(auto_scheduler.load_records(log))
+    kinds = [r.error_kind for _, r in records]
+    assert kinds[:2] == ["RUN_TIMEOUT", "RUNTIME_DEVICE"]
+    assert kinds[2:] == ["NO_ERROR"] * 4, [r.error_msg for _, r in records]
+    assert result.stats.trials == 6 and result.stats.errors == 2
+    assert result.best_cost == min(r.mean_cost for _, r in records)
+    assert not result.stopped_early

@@ -1,0 +1,189 @@
+"""Sketch generation: which structures each rule produces on small DAGs."""
+
+from __future__ import annotations
+
+import pytest
+from search_helpers import (
+    WORKLOADS, conv2d_bias_relu, elementwise, fast_policy, make_task, matmul, matmul_relu,
+    row_sum, softmax,
+)
+
+from ansor_lab import auto_scheduler
+from ansor_lab.search import sketch as S
+
+
+def sketches_of(tensors, rules=None, target=None):
+    task = make_task(tensors) if target is None else make_task(tensors, target)
+    return S.generate_sketches(lambda: task.make_schedule(seed=0), rules=rules,
+                               annotate=lambda sch: S.annotate_sampling(
+                                   sch, task.hardware_params.num_cores))
+
+
+def described(sketches) -> list[str]:
+    return [s.describe() for s in sketches]
+
+
+def rule(name: str) -> S.SketchRule:
+    return next(r for r in S.RULES if r.name == name)
+
+
+# -- the full rule set ----------------------------------------------------------------
+
+
+def test_matmul_gets_tile_and_cache_write_tile():
+    assert described(sketches_of(matmul())) == ["C: tile", "C: cache_write+tile"]
+
+
+def test_matmul_relu_gets_tile_with_fused_consumer():
+    (sk,) = sketches_of(matmul_relu())
+    assert sk.describe() == "C: tile+fuse(D)"
+    assert sk.steps == (("C", "multi_level_tiling_with_fusion", "tile+fuse(D)"),)
+    # D is computed right after C's second spatial tile level (i_0, j_0, i_1, j_1)
+    sch = make_task(matmul_relu()).make_schedule()
+    sch.replay(sk.trace)
+    assert sch.state.stage("D").attach == ("after", "C", "j_1")
+    assert sch.state.stage("C").leaves[:4] == ["i_0", "j_0", "i_1", "j_1"]
+
+
+def test_conv2d_inlines_padding_and_fuses_bias_relu():
+    (sk,) = sketches_of(conv2d_bias_relu())
+    steps = {b: (r, a) for b, r, a in sk.steps}
+    assert steps == {"conv": ("multi_level_tiling_with_fusion", "tile+fuse(relu)"),
+                     "pad": ("always_inline", "inline")}
+    # 4 spatial loops split in 4, 3 reduction loops split in 2
+    tiles = [i for i in sk.trace.insts if i.kind == "SamplePerfectTile"]
+    assert sorted(i.arg("n") for i in tiles) == [2, 2, 2, 4, 4, 4, 4]
+    sch = make_task(conv2d_bias_relu()).make_schedule()
+    sch.replay(sk.trace)
+    text = sch.mod.script()
+    assert "pad[" not in text and "pad =" not in text  # inlined: no buffer, no stage
+    assert text.index('stage "relu"') > text.index("for ")  # relu nested in conv's tile
+
+
+def test_softmax_like_gets_rfactor_variants_of_each_reduction():
+    sketches = sketches_of(softmax())
+    names = described(sketches)
+    assert "default loops" in names
+    for stage in ("rowmax", "rowsum"):
+        assert f"{stage}: rfactor(inner)" in names
+        assert f"{stage}: rfactor(outer)" in names
+    # every combination: (skip, inner, outer) x (skip, inner, outer)
+    assert len(names) == 9 == len(set(names))
+    # the expensive exp is never inlined
+    assert not any(b == "expv" for s in sketches for b, _, _ in s.steps)
+
+
+def test_row_sum_rfactor_sketches_compute_the_partial_sums_somewhere():
+    sketches = sketches_of(row_sum())
+    assert described(sketches) == ["default loops", "S: rfactor(inner)", "S: rfactor(outer)"]
+    for sk in sketches[1:]:
+        kinds = [i.kind for i in sk.trace.insts]
+        assert "RFactor" in kinds
+        assert "SampleComputeLocation" in kinds  # where S_rf lives is a decision
+
+
+def test_elementwise_gets_the_default_sketch():
+    (sk,) = sketches_of(elementwise())
+    assert sk.describe() == "default loops"
+    assert [i.kind for i in sk.trace.insts if i.is_sampling] == ["SampleCategorical"]
+
+
+def test_print_sketch_shows_trace_with_sampling_instructions(capsys):
+    policy = fast_policy(make_task(matmul()))
+    sketches = policy.generate_sketches(print_for_debug=True)
+    out = capsys.readouterr().out
+    assert out.count("def apply_trace(sch):") == len(sketches) == 2
+    assert "sketch 1: C: cache_write+tile" in out
+    for needle in ("sample_perfect_tile(", "sample_categorical(", "decision=",
+                   'cache_write(block=b0, write_buffer_index=0, storage_scope="local")'):
+        assert needle in out
+    assert "enter_postproc" not in out  # a sketch has its numbers open, no post-processing
+    assert str(sketches[0]).startswith("sketch 0: C: tile\ndef apply_trace(sch):")
+
+
+def test_multicore_target_samples_a_parallel_depth():
+    (sk, _) = sketches_of(matmul(), target="llvm -num-cores=4")
+    anns = [i for i in sk.trace.insts if i.kind == "Annotate"]
+    assert [a.arg("ann_key") for a in anns] == ["ansor.unroll", "ansor.parallel"]
+    (sk1, _) = sketches_of(matmul())
+    assert [a.arg("ann_key") for a in sk1.trace.insts if a.kind == "Annotate"] == \
+        ["ansor.unroll"]
+
+
+def test_sketches_are_deterministic():
+    a = sketches_of(softmax())
+    b = sketches_of(softmax())
+    assert [s.trace.as_json() for s in a] == [s.trace.as_json() for s in b]
+
+
+# -- each rule alone ------------------------------------------------------------------
+
+
+def test_always_inline_alone_only_inlines():
+    (sk,) = sketches_of(conv2d_bias_relu(), rules=[rule("always_inline")])
+    assert sk.steps == (("pad", "always_inline", "inline"),)
+    assert not any(i.kind == "Split" for i in sk.trace.insts)
+
+
+def test_multi_level_tiling_alone_does_not_fuse():
+    names = described(sketches_of(matmul_relu(), rules=[rule("multi_level_tiling")]))
+    assert names == ["C: tile", "C: cache_write+tile"]
+
+
+def test_tiling_with_fusion_alone_needs_a_fusible_consumer():
+    only = [rule("multi_level_tiling_with_fusion")]
+    assert described(sketches_of(matmul_relu(), rules=only)) == ["C: tile+fuse(D)"]
+    assert described(sketches_of(matmul(), rules=only)) == ["default loops"]
+    # the padding is a producer, not a consumer: conv still fuses its relu
+    assert described(sketches_of(conv2d_bias_relu(), rules=only)) == ["conv: tile+fuse(relu)"]
+
+
+def test_rfactor_alone():
+    only = [rule("add_rfactor")]
+    assert described(sketches_of(row_sum(), rules=only)) == [
+        "default loops", "S: rfactor(inner)", "S: rfactor(outer)"]
+    # a big-spatial reduction (matmul 32x32) is not an rfactor candidate
+    assert described(sketches_of(matmul(), rules=only)) == ["default loops"]
+    # neither is a short reduction
+    assert described(sketches_of(row_sum(4, 64), rules=only)) == ["default loops"]
+
+
+def test_no_rules_gives_one_default_sketch():
+    for name, wl in WORKLOADS.items():
+        (sk,) = sketches_of(wl(), rules=[])
+        assert sk.describe() == "default loops", name
+
+
+# -- rule conditions ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "workload, stage, inline, tiling, fusible",
+    [
+        (matmul_relu, "C", False, True, "D"),
+        (matmul_relu, "D", False, False, None),  # an output: never inlined
+        (conv2d_bias_relu, "pad", True, False, None),
+        (conv2d_bias_relu, "conv", False, True, "relu"),
+        (softmax, "expv", False, False, None),  # exp is expensive
+        (softmax, "rowsum", False, False, None),  # its consumer reads it broadcast
+        (row_sum, "S", False, False, None),  # one loop variable missing: no reuse
+    ],
+)
+def test_rule_conditions(workload, stage, inline, tiling, fusible):
+    sch = make_task(workload()).make_schedule()
+    st = sch.state.stage(stage)
+    assert S.is_strictly_inlineable(sch.state, st) is inline
+    assert S.needs_multi_level_tiling(sch.state, st) is tiling
+    c = S.fusible_consumer(sch.state, st)
+    assert (c.name if c is not None else None) == fusible
+
+
+def test_expensive_op_detection():
+    sch = make_task(softmax()).make_schedule()
+    assert S.has_expensive_op(sch.state.stage("expv"))
+    assert not S.has_expensive_op(sch.state.stage("softmax"))
+
+
+def test_policy_exposes_the_rules_under_tvm_names():
+    assert [r.name for r in auto_scheduler.RULES] == [
+        "always_inline", "multi_level_tiling_with_fusion", "multi_level_tiling", "add_rfactor"]
