@@ -40,8 +40,11 @@ __all__ = [
 
 
 def tune_widget(task, trials: int = 200, **tuning_kwargs):
-    """Tune ``task`` (or a list of tasks) live in a notebook widget; see
-    ``ansor_lab.jupyter.tune_widget``. Returns the widget (``.result``, ``.wait()``, ``.stop()``)."""
+    """Tune ``task`` (or a list of tasks) watching it live in a notebook widget.
+
+    Returns the widget ``w`` (``w.wait()``, ``w.stop()``, ``w.done``, ``w.result``); the
+    keyword arguments are described in ``ansor_lab.jupyter.tune_widget.tune_widget``.
+    """
     from .jupyter.tune_widget import tune_widget as _tune_widget
 
     return _tune_widget(task, trials, **tuning_kwargs)

@@ -105,6 +105,7 @@ class LocalRunner:
         self.check_correctness = check_correctness
         self._worker = PopenWorker()
         self._setup_msg: dict | None = None
+        self.setup_key: str | None = None  # workload key of the task the inputs are for
 
     def _request(self, msg: dict, timeout: float) -> dict:
         fresh = not self._worker.alive
@@ -125,9 +126,11 @@ class LocalRunner:
             "kind": "setup", "target": str(task.target), "params": params, "outputs": outputs,
             "check": self.check_correctness, "dag": task.dag_json, "seed": 0,
         }
+        self.setup_key = None
         reply = self._request(self._setup_msg, timeout=max(self.timeout, 600))
         if reply.get("error_no"):
             raise RuntimeError(f"runner setup failed: {reply.get('error_msg')}")
+        self.setup_key = task.workload_key
 
     def run(self, builds: list[BuildResult]) -> list[dict]:
         """Time each build; returns {error_no, error_msg, costs} per build."""
@@ -144,8 +147,10 @@ class LocalRunner:
         return out
 
     def close(self) -> None:
-        """Stop the runner process."""
+        """Stop the runner process (a later use sets it up afresh)."""
         self._worker.kill()
+        self._setup_msg = None
+        self.setup_key = None
 
 
 class LocalRPCMeasureContext:
@@ -174,7 +179,6 @@ class ProgramMeasurer:
         self.runner = runner
         self.callbacks = list(callbacks or [])
         self.num_threads = num_threads
-        self._setup_for: str | None = None
 
     def measure(self, task: Any, policy: Any, inputs: list[MeasureInput]) -> list[MeasureResult]:
         """Measure a batch; results line up with inputs."""
@@ -183,10 +187,11 @@ class ProgramMeasurer:
                      "num_threads": self.num_threads} for inp in inputs]
         builds = self.builder.build(payloads)
         good = next((b for b in builds if b.error_no == 0), None)
-        if good is not None and self._setup_for != task.workload_key:
+        # the runner remembers which task its inputs are for, not this measurer: the task
+        # scheduler shares one runner between the measurers of all its tasks
+        if good is not None and self.runner.setup_key != task.workload_key:
             outputs = [k for k, t in enumerate(task.args) if not _is_input(t)]
             self.runner.setup(task, good.params, outputs)
-            self._setup_for = task.workload_key
         runs = self.runner.run(builds)
         elapsed = time.perf_counter() - start
         results = []

@@ -241,10 +241,12 @@ def load_best_record(filename: str, task: Any) -> tuple[RecordInput, MeasureResu
     }
     best = None
     near: dict[str, int] = {}
+    others: dict[str, int] = {}  # workload keys of the records that are for other workloads
     total = 0
     for inp, res in load_records(filename):
         total += 1
         if inp.workload_key != task.workload_key and inp.structure_key != want["structure"]:
+            others[inp.workload_key] = others.get(inp.workload_key, 0) + 1
             continue
         reasons = []
         if inp.structure_key != want["structure"]:
@@ -270,8 +272,12 @@ def load_best_record(filename: str, task: Any) -> tuple[RecordInput, MeasureResu
         if not total:
             raise RecordMismatch(f"{filename} holds no records (tune the task first)")
         if not near:
+            # name what the log holds: a workload key shows its arguments (the shape)
+            found = "; ".join(f"{k} ({v} records)" for k, v in list(others.items())[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
             raise RecordMismatch(
-                f"{filename} has {total} records, none for workload {task.workload_key}"
+                f"{filename} has {total} records, none for workload {task.workload_key}; "
+                f"it holds records for: {found}{more}"
             )
         detail = "; ".join(f"{k} ({v} records)" for k, v in near.items())
         raise RecordMismatch(

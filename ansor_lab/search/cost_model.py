@@ -72,6 +72,7 @@ class RandomForestModel(CostModel):
         self.features: list[np.ndarray] = []
         self.costs: list[float] = []
         self.groups: list[str] = []
+        self._seen: set = set()  # (group, cost, feature bytes) of every sample learned
         self.model = None
         self._rng = np.random.default_rng(seed)
 
@@ -81,13 +82,24 @@ class RandomForestModel(CostModel):
         return len(self.costs)
 
     def update(self, features, costs, groups=None) -> None:
-        """Add measurements and refit (valid costs only; errors get throughput 0)."""
+        """Add measurements and refit (valid costs only; errors get throughput 0).
+
+        A measurement seen before (same task, program features and cost) is skipped: the
+        tutorial's resume flow feeds one log twice (``update_from_file`` and then
+        ``PreloadMeasuredStates``), and duplicates would weigh those programs double.
+        """
         groups = list(groups) if groups is not None else ["task"] * len(costs)
         for f, c, g in zip(features, costs, groups):
             if f is None:
                 continue
-            self.features.append(np.asarray(f, dtype=float))
-            self.costs.append(float(c) if c is not None else float("inf"))
+            f = np.asarray(f, dtype=float)
+            c = float(c) if c is not None else float("inf")
+            key = (g, c, f.tobytes())
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            self.features.append(f)
+            self.costs.append(c)
             self.groups.append(g)
         self.fit()
 
@@ -157,9 +169,11 @@ class RandomForestModel(CostModel):
         """Load training data written by ``save`` and refit."""
         with open(path) as f:
             data = json.load(f)
-        self.features = [np.asarray(x) for x in data["features"]]
+        self.features = [np.asarray(x, dtype=float) for x in data["features"]]
         self.costs = list(data["costs"])
         self.groups = list(data["groups"])
+        self._seen = {(g, c, f.tobytes())
+                      for f, c, g in zip(self.features, self.costs, self.groups)}
         self.fit()
 
 

@@ -43,8 +43,8 @@ def vectorize_innermost(sch: Schedule, block: str) -> None:
     other block.
     """
     st = sch.state.stage(block)
-    loops = sch.get_loops(sch.get_block(block))[len(sch.get_loops(sch.get_block(block)))
-                                                   - len(st.leaves):]
+    loops = sch.get_loops(sch.get_block(block))
+    loops = loops[len(loops) - len(st.leaves):]  # (one get_loops: each is a trace step)
     busy = _attached_loops(sch, block)
     for rv, name in reversed(list(zip(loops, st.leaves))):
         extent = sch.get(rv).extent

@@ -19,7 +19,9 @@ from collections.abc import Callable
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..errors import ScheduleError
-from ..schedule.state import Stage, State, effective_consumers, effective_reads
+from ..schedule.state import (
+    Stage, State, derive_extents, effective_consumers, effective_reads,
+)
 from ..schedule.tir_schedule import Schedule
 
 #: Ansor's CPU multi-level tiling structure: 4 spatial levels, 2 reduction levels.
@@ -309,12 +311,13 @@ def annotate_sampling(sch: Schedule, num_cores: int) -> None:
             continue
         if not tiled:
             inner = st.leaves[-1] if st.leaves else None
-            if inner is not None and st.iters[inner].kind == "spatial":
-                extent = sch.get(sch.get_loops(sch.get_block(st.name))[-1]).extent
-                if extent > MAX_INNERMOST:
-                    loop = sch.get_loops(sch.get_block(st.name))[-1]
-                    tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
-                    sch.split(loop, tiles)
+            # the extent is read from the state (as sample_perfect_tile does), not through
+            # get_loops: that would record two trace steps in every sketch for nothing
+            if inner is not None and st.iters[inner].kind == "spatial" \
+                    and derive_extents(st)[inner] > MAX_INNERMOST:
+                loop = sch.get_loops(sch.get_block(st.name))[-1]
+                tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
+                sch.split(loop, tiles)
         if sch.state.stage(st.name).attach[0] == "root":
             b = sch.get_block(st.name)
             probs = [1.0 / len(UNROLL_CHOICES)] * len(UNROLL_CHOICES)

@@ -71,7 +71,9 @@ class TaskScheduler:
             else LocalBuilder()
         runner = getattr(tune_option.runner, "runner", tune_option.runner)
         if not isinstance(runner, LocalRunner):
-            runner = LocalRunner(check_correctness=tune_option.check_correctness)
+            runner = LocalRunner()
+        if tune_option.check_correctness:  # as TuneSession does for a single task
+            runner.check_correctness = True
         init_cbs = [PreloadMeasuredStates(self.load_log_file)] if self.load_log_file else []
         for t in self.tasks:
             policy = SketchPolicy(t, program_cost_model=model, params=search_policy_params,

@@ -4,7 +4,7 @@ A temporary notebook tunes a small matmul with the live tuning widget and opens 
 schedule explorer on it. The test runs all cells from JupyterLab's menu and reads the
 page: the tuning plot has points, the progress bar advanced, the explorer's IR pane shows
 the program, and clicking Apply (a split) changes the IR. A screenshot is saved as an
-artifact (its path is printed; set ANSOR_LAB_ARTIFACTS to keep it in a chosen folder).
+artifact (its path is printed: $ANSOR_LAB_ARTIFACTS, or ansor_lab_artifacts/ in the temp dir).
 
 Skipped, with the reason, where /usr/bin/chromium or Playwright for Python is missing
 (``apt-get install -y chromium``; ``pip install playwright``; never ``playwright install``).
@@ -12,13 +12,16 @@ Skipped, with the reason, where /usr/bin/chromium or Playwright for Python is mi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -38,11 +41,10 @@ sync_api = pytest.importorskip(
 pytest.importorskip("jupyterlab", reason="JupyterLab is missing (pip install -e '.[jupyter]')")
 pytest.importorskip("ipywidgets", reason="ipywidgets is missing (pip install -e '.[jupyter]')")
 nbformat = pytest.importorskip("nbformat")
-kernelspec = pytest.importorskip("ipykernel.kernelspec")
+pytest.importorskip("ipykernel")
 
 import ansor_lab  # noqa: E402
 
-KERNEL = f"ansor-lab-browser-{os.getpid()}"
 ROOT = Path(ansor_lab.__file__).resolve().parents[1]
 
 SETUP = '''\
@@ -81,23 +83,20 @@ def write_settings(settings: Path) -> None:
     news.write_text(json.dumps({"fetchNews": "false"}))
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+@contextlib.contextmanager
+def jupyterlab_server(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     """A JupyterLab server of this venv on a free port: (url, token, notebook dir)."""
-    nbdir, runtime, settings, workspaces, kernels = (
-        tmp_path / d for d in ("notebooks", "runtime", "settings", "workspaces", "kernels"))
+    nbdir, runtime, settings, workspaces = (
+        tmp_path / d for d in ("notebooks", "runtime", "settings", "workspaces"))
     for d in (nbdir, runtime, workspaces):
         d.mkdir()
     write_settings(settings)
-    kernelspec.install(kernel_name=KERNEL, display_name=KERNEL, prefix=str(kernels))
     token = secrets.token_hex(16)
     port = free_port()
     env = dict(os.environ)
     env.update({
         "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
-        "JUPYTER_PATH": os.pathsep.join([str(kernels / "share" / "jupyter"),
-                                         *filter(None, [env.get("JUPYTER_PATH")])]),
         "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
         "OMP_NUM_THREADS": "1",
     })
@@ -129,17 +128,27 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
         log.close()
 
 
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+    """The server, stopped after the test."""
+    with jupyterlab_server(tmp_path) as server:
+        yield server
+
+
 def write_notebook(nbdir: Path) -> str:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
                                          for c in (SETUP, TUNE, EXPLORE)])
-    nb.metadata.kernelspec = {"name": KERNEL, "display_name": KERNEL, "language": "python"}
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                              "language": "python"}
     nbformat.write(nb, nbdir / "browser_check.ipynb")
     return "browser_check.ipynb"
 
 
-def artifact_dir(tmp_path: Path) -> Path:
+def artifact_dir() -> Path:
+    """$ANSOR_LAB_ARTIFACTS, else a fixed folder under the temp dir (pytest's own tmp
+    folders are rotated away by later runs)."""
     chosen = os.environ.get("ANSOR_LAB_ARTIFACTS")
-    out = Path(chosen) if chosen else tmp_path
+    out = Path(chosen) if chosen else Path(tempfile.gettempdir()) / "ansor_lab_artifacts"
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -147,7 +156,7 @@ def artifact_dir(tmp_path: Path) -> Path:
 def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
     url, token, nbdir = lab
     name = write_notebook(nbdir)
-    shot = artifact_dir(tmp_path) / "notebook_browser.png"
+    shot = artifact_dir() / "notebook_browser.png"
     with sync_api.sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
@@ -157,9 +166,8 @@ def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
         try:
             page.goto(f"{url}/lab/tree/{name}?token={token}&reset")
             page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
-            # the kernel must be up before Run All (otherwise cells queue behind a dialog)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                                   "[data-status='idle']", state="attached", timeout=60_000)
+            # Run All before the kernel is connected runs nothing: wait for "| Idle"
+            page.get_by_text(re.compile(r"\| Idle")).first.wait_for()
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 

@@ -115,11 +115,14 @@ class Fuzzer:
         self.sch = sch
         self.c = chooser
         self.applied: list[str] = []
+        self.last_call = ""  # the schedule call in progress (to report a crash inside it)
 
     # -- schedule calls --------------------------------------------------------------
     def call(self, method: str, *args: object, **kwargs: object) -> object:
         """Call ``sch.<method>``; if it raises ScheduleError, nothing may have changed."""
         before = fingerprint(self.sch)
+        shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+        self.last_call = f"sch.{method}({', '.join(shown)})"
         try:
             return getattr(self.sch, method)(*args, **kwargs)
         except ScheduleError as err:

@@ -381,7 +381,7 @@ def elementwise_case(draw) -> tuple[te.Tensor, float]:
     return te.compute(spatial, body, name="out"), node.err
 
 
-def reduction_case(draw, inputs_override: dict | None = None) -> tuple[te.Tensor, float]:
+def reduction_case(draw, inputs_override: Callable | None = None) -> tuple[te.Tensor, float]:
     n_red = draw(st.integers(1, 2))
     spatial, red = draw(shapes(n_red))
     grid = spatial + red

@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import ansor_lab
@@ -87,7 +86,7 @@ def test_dag_svg_layers_boxes_and_edges():
     assert "(32, 32) float32" in svg and "sum over k:32" in svg
     bundle = D.dag_bundle(dag)
     assert bundle["text/plain"] == repr(dag)
-    assert bundle["image/svg+xml"] == svg.replace(svg, bundle["image/svg+xml"])
+    assert bundle["image/svg+xml"].startswith("<svg") and "al-compute" in bundle["image/svg+xml"]
     assert "2 inputs · 2 computes" in bundle["text/html"]
 
 
@@ -113,9 +112,7 @@ def test_schedule_tabs_loop_nest_and_measured_time():
 
     timing = D.measure(sch)
     assert timing.correct is True and timing.max_abs_err < 1e-3
-    flop = 2 * N**3 + 2 * N * N  # sum: mul + add per k; exp + add per element
-    assert timing.flop_ct == pytest.approx(te.ComputeDAG(sch.args).flop_ct)
-    assert timing.flop_ct >= flop - N * N
+    assert timing.flop_ct == te.ComputeDAG(sch.args).flop_ct > 2 * N**3
     assert timing.gflops == pytest.approx(timing.flop_ct / timing.mean / 1e9)
     page = D.schedule_bundle(sch)["text/html"]
     assert re.findall(r'<label for="[^"]+">([^<]+)</label>', page)[-1] == "Time"
@@ -236,4 +233,3 @@ def test_highlight_keeps_big_code_small():
     page = highlight(code)
     assert "<style>" in page and 'class="' in page  # class-based beyond INLINE_LINES
     assert len(page) < 40 * len(code)
-    assert np.isfinite(len(page))

@@ -21,12 +21,12 @@ from ansor_lab.topi import testing as ref
 
 @dataclass
 class Case:
-    args: list                                # tensors in call order, outputs last
+    args: list  # tensors in call order, outputs last
     schedule: Callable[[tir.Schedule], None]  # applies the steps in place
-    reference: Callable[..., list]            # numpy inputs -> expected outputs
+    reference: Callable[..., list]  # numpy inputs -> expected outputs
     n_out: int = 1
     rtol: float = 1e-5
-    paths: tuple = ()                         # loop-report words the schedule must produce
+    paths: tuple = ()  # loop-report words the schedule must produce
 
 
 def _loops(sch, block):
@@ -48,8 +48,11 @@ def _matmul_args(m, n, k, dtype):
 
 
 def _mm_ref(a, b):
-    return [(a.astype(np.float64) @ b.astype(np.float64)).astype(a.dtype)
-            if a.dtype.kind == "f" else a @ b]
+    return [
+        (a.astype(np.float64) @ b.astype(np.float64)).astype(a.dtype)
+        if a.dtype.kind == "f"
+        else a @ b
+    ]
 
 
 def _mm_register_tile(ti, tj, parallel=True, pack=True):
@@ -70,6 +73,7 @@ def _mm_register_tile(ti, tj, parallel=True, pack=True):
             sch.vectorize(sch.get_loops(bb)[-1])
         if parallel:
             sch.parallel(j0)
+
     return apply
 
 
@@ -116,9 +120,13 @@ def _conv_nhwc_case():
         sch.vectorize(sch.get_loops(wb)[-1])
         sch.parallel(ko)
 
-    return Case([data, wt, out], apply,
-                lambda d, w: [ref.conv2d_nhwc_python(d, w, 1, 1)], rtol=1e-4,
-                paths=("masked_loads", "parallel -> 2 threads", "unrolled"))
+    return Case(
+        [data, wt, out],
+        apply,
+        lambda d, w: [ref.conv2d_nhwc_python(d, w, 1, 1)],
+        rtol=1e-4,
+        paths=("masked_loads", "parallel -> 2 threads", "unrolled"),
+    )
 
 
 def _conv_nchw_strided_case():
@@ -134,9 +142,13 @@ def _conv_nchw_strided_case():
         sch.unroll(L["rx"])
         sch.parallel(L["ff"])
 
-    return Case([data, wt, out], apply,
-                lambda d, w: [ref.conv2d_nchw_python(d, w, 2, 1)], rtol=1e-4,
-                paths=("gathers", "parallel -> 2 threads"))
+    return Case(
+        [data, wt, out],
+        apply,
+        lambda d, w: [ref.conv2d_nchw_python(d, w, 2, 1)],
+        rtol=1e-4,
+        paths=("gathers", "parallel -> 2 threads"),
+    )
 
 
 def _depthwise_case():
@@ -159,9 +171,13 @@ def _depthwise_case():
         sch.vectorize(sch.get_loops(pad)[-1])
         sch.parallel(c)
 
-    return Case([data, wt, out], apply,
-                lambda d, w: [ref.depthwise_conv2d_python_nchw(d, w, 1, 1)], rtol=1e-5,
-                paths=("masked_loads", "unrolled", "parallel -> 2 threads"))
+    return Case(
+        [data, wt, out],
+        apply,
+        lambda d, w: [ref.depthwise_conv2d_python_nchw(d, w, 1, 1)],
+        rtol=1e-5,
+        paths=("masked_loads", "unrolled", "parallel -> 2 threads"),
+    )
 
 
 # -- softmax, broadcasting elementwise, integer arithmetic, float64 ----------------------
@@ -179,8 +195,13 @@ def _softmax_case():
         sch.vectorize(e1)
         sch.parallel(i)
 
-    return Case([x, out], apply, lambda a: [ref.softmax_python(a)], rtol=1e-5,
-                paths=("masked_loads", "parallel -> 2 threads"))
+    return Case(
+        [x, out],
+        apply,
+        lambda a: [ref.softmax_python(a)],
+        rtol=1e-5,
+        paths=("masked_loads", "parallel -> 2 threads"),
+    )
 
 
 def _broadcast_case():
@@ -197,9 +218,13 @@ def _broadcast_case():
         sch.vectorize(k1)
         sch.parallel(f)
 
-    return Case([A, s, bias, out], apply,
-                lambda a, s_, b: [a * s_[:, None, None] + b[None, None, :]], rtol=1e-6,
-                paths=("masked_loads", "scalar_loads", "unrolled", "parallel -> 2 threads"))
+    return Case(
+        [A, s, bias, out],
+        apply,
+        lambda a, s_, b: [a * s_[:, None, None] + b[None, None, :]],
+        rtol=1e-6,
+        paths=("masked_loads", "scalar_loads", "unrolled", "parallel -> 2 threads"),
+    )
 
 
 def _int_arith_case():
@@ -208,8 +233,10 @@ def _int_arith_case():
     three = te.const(3, "int32")
     out = te.compute(
         (6, 50),
-        lambda i, j: te.max(te.floordiv(A[i, j], three) * B[i, j], te.floormod(A[i, j], 7))
-        + te.if_then_else(A[i, j] > B[i, j], A[i, j] - B[i, j], te.min(A[i, j], 4)),
+        lambda i, j: (
+            te.max(te.floordiv(A[i, j], three) * B[i, j], te.floormod(A[i, j], 7))
+            + te.if_then_else(A[i, j] > B[i, j], A[i, j] - B[i, j], te.min(A[i, j], 4))
+        ),
         name="out",
     )
 
@@ -237,8 +264,13 @@ def _colsum_f64_case():
         sch.vectorize(j1)
         sch.parallel(j0)
 
-    return Case([A, out], apply, lambda a: [(a * a).sum(axis=0)], rtol=1e-12,
-                paths=("masked_loads", "parallel -> 2 threads"))
+    return Case(
+        [A, out],
+        apply,
+        lambda a: [(a * a).sum(axis=0)],
+        rtol=1e-12,
+        paths=("masked_loads", "parallel -> 2 threads"),
+    )
 
 
 def _exp_chain_case():
@@ -274,24 +306,46 @@ def _exp_chain_case():
 
 CASES = {
     "matmul_tile4x64_packed_parallel": lambda: Case(
-        _matmul_args(128, 128, 128, "float32"), _mm_register_tile(4, 64), _mm_ref, rtol=1e-4,
-        paths=("SIMD x64", "unrolled", "parallel -> 2 threads")),
+        _matmul_args(128, 128, 128, "float32"),
+        _mm_register_tile(4, 64),
+        _mm_ref,
+        rtol=1e-4,
+        paths=("SIMD x64", "unrolled", "parallel -> 2 threads"),
+    ),
     "matmul_nondivisible_tile3x32": lambda: Case(
-        _matmul_args(100, 100, 70, "float32"), _mm_register_tile(3, 32), _mm_ref, rtol=1e-4,
-        paths=("masked_loads", "masked_stores", "unrolled", "parallel -> 2 threads")),
+        _matmul_args(100, 100, 70, "float32"),
+        _mm_register_tile(3, 32),
+        _mm_ref,
+        rtol=1e-4,
+        paths=("masked_loads", "masked_stores", "unrolled", "parallel -> 2 threads"),
+    ),
     "matmul_tile_no_pack_serial": lambda: Case(
-        _matmul_args(64, 80, 96, "float32"), _mm_register_tile(6, 16, parallel=False,
-                                                               pack=False),
-        _mm_ref, rtol=1e-4, paths=("SIMD x16", "unrolled")),
+        _matmul_args(64, 80, 96, "float32"),
+        _mm_register_tile(6, 16, parallel=False, pack=False),
+        _mm_ref,
+        rtol=1e-4,
+        paths=("SIMD x16", "unrolled"),
+    ),
     "matmul_k_unrolled_float64": lambda: Case(
-        _matmul_args(40, 48, 36, "float64"), _mm_k_unrolled, _mm_ref, rtol=1e-12,
-        paths=("SIMD x8", "unrolled", "parallel -> 2 threads")),
+        _matmul_args(40, 48, 36, "float64"),
+        _mm_k_unrolled,
+        _mm_ref,
+        rtol=1e-12,
+        paths=("SIMD x8", "unrolled", "parallel -> 2 threads"),
+    ),
     "matmul_int32_tile": lambda: Case(
-        _matmul_args(36, 52, 44, "int32"), _mm_register_tile(4, 16), _mm_ref,
-        paths=("masked_loads", "unrolled", "parallel -> 2 threads")),
+        _matmul_args(36, 52, 44, "int32"),
+        _mm_register_tile(4, 16),
+        _mm_ref,
+        paths=("masked_loads", "unrolled", "parallel -> 2 threads"),
+    ),
     "matmul_auto_unroll_pragma": lambda: Case(
-        _matmul_args(64, 64, 64, "float32"), _mm_auto_unroll, _mm_ref, rtol=1e-4,
-        paths=("unrolled", "SIMD x16", "parallel -> 2 threads")),
+        _matmul_args(64, 64, 64, "float32"),
+        _mm_auto_unroll,
+        _mm_ref,
+        rtol=1e-4,
+        paths=("unrolled", "SIMD x16", "parallel -> 2 threads"),
+    ),
     "conv2d_nhwc_register_tile": _conv_nhwc_case,
     "conv2d_nchw_stride2_gather": _conv_nchw_strided_case,
     "depthwise_conv2d_nchw": _depthwise_case,
@@ -313,7 +367,7 @@ def test_schedule_matches_numpy(name, rand):
     for word in case.paths:
         assert word in report, f"{name}: expected {word!r} in the loop report:\n{report}"
     inputs = [rand(tuple(t.shape), t.dtype) for t in case.args[: -case.n_out]]
-    outputs = [np.full(tuple(t.shape), 123, t.dtype) for t in case.args[-case.n_out:]]
+    outputs = [np.full(tuple(t.shape), 123, t.dtype) for t in case.args[-case.n_out :]]
     f(*inputs, *outputs)
     for got, want in zip(outputs, case.reference(*inputs)):
         if got.dtype.kind == "f":

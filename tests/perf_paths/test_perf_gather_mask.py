@@ -96,8 +96,10 @@ def test_non_power_of_two_lanes_are_emitted_in_chunks(rand):
     """48 lanes = 32 + 16: masks of odd widths living across blocks make LLVM scalarize."""
     f = tvm.build(_tail(1000, 48).mod, target="llvm")
     # the 32-lane chunk's loads provably stay inside A (tile 20 ends at 991): a plain load
-    assert "SIMD x48 [masked_loads=1, masked_stores=2, vector_loads=1, chunks=32+16]" \
+    assert (
+        "SIMD x48 [masked_loads=1, masked_stores=2, vector_loads=1, chunks=32+16]"
         in f.loop_report()
+    )
     assert "v48" not in f.get_source("ll")
     a = rand((1000,))
     b = np.full_like(a, np.nan)
@@ -176,10 +178,15 @@ def test_guarded_code_never_touches_memory_past_the_end(workload):
     """Every array ends right before an inaccessible page: an unmasked tail load or store,
     or a row of A read for a tile row past the end, would crash the (separate) process
     with SIGSEGV. (A lane-invariant load under a lane-dependent guard once did.)"""
-    proc = subprocess.run([sys.executable, "-c", _GUARD_PAGE_SCRIPT, workload],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _GUARD_PAGE_SCRIPT, workload],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", (
-        f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-2000:]}")
+        f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-2000:]}"
+    )
 
 
 def test_overhanging_register_tile_stays_in_registers(rand):

@@ -101,7 +101,8 @@ def test_matmul_tile_is_fma_on_vectors_with_broadcast(cpu_features, rand):
     # multiply-add on vectors, marked contractible (or already fused)
     fused = re.search(r"@llvm\.fmuladd\.v\d+f32|@llvm\.fma\.v\d+f32", ll)
     contract = re.search(r"fmul contract <(\d+) x float>", ll) and re.search(
-        r"fadd contract <(\d+) x float>", ll)
+        r"fadd contract <(\d+) x float>", ll
+    )
     assert fused or contract, ll
     assert max(_vector_widths(ll, "load", "float"), default=0) >= 16
     # the accumulator tile C_local was compacted and promoted to registers: no stack slot
@@ -134,3 +135,33 @@ def test_wide_vector_loop_is_reported_and_too_wide_one_stays_scalar():
     sch = _elementwise(n=2, m=512, lanes=512)  # 512 lanes: beyond MAX_LANES (256)
     f = tvm.build(sch.mod, target="llvm")
     assert "scalar loop (extent 512 outside 2..256)" in f.loop_report()
+
+
+@pytest.mark.parametrize(("dtype", "max_ulp"), [("float32", 3), ("float64", 1), ("float16", 1)])
+def test_vector_exp_is_inline_simd_and_accurate(dtype, max_ulp):
+    """LLVM lowers ``llvm.exp`` on a vector to one libm call per lane; the backend instead
+    emits a range reduction and a polynomial, so no call is left in the vector loop."""
+    n = 4096 + 16
+    A = te.placeholder((n,), dtype, name="A")
+    D = te.compute((n,), lambda i: te.exp(A[i]), name="D")
+    sch = tir.Schedule(te.create_prim_func([A, D]))
+    (i,) = sch.get_loops(sch.get_block("D"))
+    _, ii = sch.split(i, [None, 16])
+    sch.vectorize(ii)
+    f = tvm.build(sch.mod, target="llvm")
+    ll = f.get_source("ll")
+    assert "@llvm.exp." not in ll and "@expf" not in ll and "@exp(" not in ll
+    info = np.finfo(dtype)
+    lo, hi = float(np.log(info.smallest_subnormal)) - 1, float(np.log(info.max)) + 1
+    rng = np.random.default_rng(7)
+    x = rng.uniform(lo, hi, n).astype(dtype)
+    x[:12] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-4, hi - 1.5, hi, lo, lo + 1.5, 1.0, -1.0]
+    y = np.empty_like(x)
+    f(x, y)
+    with np.errstate(over="ignore", under="ignore"):
+        want = np.exp(x)
+    special = ~np.isfinite(want) | (want == 0)
+    np.testing.assert_array_equal(y[special], want[special])  # inf, 0 and NaN exactly
+    normal = ~special & (want >= info.tiny)
+    ulp = np.abs(y[normal].astype(np.float64) - want[normal]) / np.spacing(want[normal])
+    assert ulp.max() <= max_ulp, ulp.max()

@@ -18,9 +18,13 @@ def _headers(f) -> set[str]:
     return set(re.findall(r"^for\.(\w+)(?:\.\d+)?:", f.get_source("ll-unopt"), re.M))
 
 
-def _nest(n: int = 16, j: int = 8, k: int = 4):
-    A = te.placeholder((n, j, k), name="A")
-    B = te.compute((n, j, k), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
+EXTENTS = {"i": 16, "j": 8, "k": 4}
+
+
+def _nest():
+    shape = tuple(EXTENTS.values())
+    A = te.placeholder(shape, name="A")
+    B = te.compute(shape, lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
     return A, B, tir.Schedule(te.create_prim_func([A, B]))
 
 
@@ -57,11 +61,11 @@ def test_unrolled_body_is_reported_once():
     ("budget", "unrolled", "kept"),
     [
         (0, set(), {"i", "j", "k"}),
-        (3, set(), {"i", "j", "k"}),       # k's nest (4 steps) is over the budget
-        (4, {"k"}, {"i", "j"}),            # k: 4 <= 4; j's nest: 8 * 4 = 32 > 4
+        (3, set(), {"i", "j", "k"}),  # k's nest (4 steps) is over the budget
+        (4, {"k"}, {"i", "j"}),  # k: 4 <= 4; j's nest: 8 * 4 = 32 > 4
         (31, {"k"}, {"i", "j"}),
-        (32, {"j", "k"}, {"i"}),           # j's nest: 32 <= 32
-        (1000, {"i", "j", "k"}, set()),    # the annotated loop too: 16 * 32 = 512
+        (32, {"j", "k"}, {"i"}),  # j's nest: 32 <= 32
+        (1000, {"i", "j", "k"}, set()),  # the annotated loop too: 16 * 32 = 512
     ],
 )
 def test_auto_unroll_pragma_respects_the_budget(rand, budget, unrolled, kept):
@@ -73,7 +77,7 @@ def test_auto_unroll_pragma_respects_the_budget(rand, budget, unrolled, kept):
     assert heads == kept, (budget, heads)
     report = f.loop_report()
     for name in unrolled:
-        assert f"{name} (extent" in report and "unrolled -> unrolled" in report
+        assert f"{name} (extent {EXTENTS[name]}): unrolled -> unrolled" in report, report
     _check(f, rand)
 
 

@@ -84,6 +84,26 @@ def test_mutations_preserve_tile_products_and_the_innermost_limit():
         cand = child
 
 
+def test_compute_location_mutations_are_mostly_valid():
+    """The mutation moves a stage to a neighbouring loop, not to a random index that is
+    usually past the consumer's loops (then 4 of 5 such children were invalid)."""
+    policy = fast_policy(make_task(softmax()), seed=2)
+    valid = invalid = 0
+    for cand in policy.sample_initial_population(16):
+        for _ in range(6):
+            child = policy.space.mutate(cand)
+            (pos,) = _changed(cand, child)
+            if _kinds(policy, cand)[pos] != "SampleComputeLocation":
+                continue
+            assert abs(child.decisions[pos] - cand.decisions[pos]) == 1
+            if policy.features_of(child) is None:
+                invalid += 1
+            else:
+                valid += 1
+    assert valid + invalid >= 10
+    assert valid >= 2 * invalid, (valid, invalid)
+
+
 def test_crossover_mixes_parents_of_one_sketch():
     policy = fast_policy(make_task(matmul()))
     a, b = policy.space.sample(0)[0], policy.space.sample(0)[0]

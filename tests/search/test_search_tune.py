@@ -124,7 +124,8 @@ def test_resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path):
         init_search_callbacks=[auto_scheduler.PreloadMeasuredStates(log)])
     assert len(policy.measured) == TRIALS
     assert policy.best_cost == pytest.approx(min(r.mean_cost for _, r in first))
-    samples_before = model.num_samples
+    # the preload saw the same records: the model does not learn them twice
+    assert model.num_samples == TRIALS
     result = task.tune(fast_options(log, 8, 8), search_policy=policy)
 
     records = list(auto_scheduler.load_records(log))
@@ -134,6 +135,6 @@ def test_resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path):
     new = [record_key(i) for i, _ in records[TRIALS:]]
     assert not old & set(new) and len(set(new)) == 8
     assert all(r.error_no == 0 for _, r in records[TRIALS:])
-    assert model.num_samples == samples_before + 8  # the model kept learning
+    assert model.num_samples == TRIALS + 8  # the model kept learning
     # the resumed search starts from the best of the log
     assert result.best_cost <= min(r.mean_cost for _, r in first)
