@@ -156,18 +156,23 @@ def blas_limit(threads: int):
     return threadpool_limits(limits=threads, user_api="blas"), ", ".join(blas) or "BLAS"
 
 
-def time_python(fn: Callable[[], object], repeat: int, min_repeat_ms: float) -> list[float]:
-    """Seconds per call, one entry per repeat (each repeat lasts >= min_repeat_ms)."""
+def time_python(fn: Callable[[], object], repeat: int, min_repeat_ms: float,
+                clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """Seconds per call, one entry per repeat (each repeat lasts >= min_repeat_ms).
+
+    ``clock=time.process_time`` measures CPU time instead: on a machine shared with other
+    jobs a single-threaded kernel's CPU time leaves out the time it waited for a core.
+    """
     fn()
-    t0 = time.perf_counter()
+    t0 = clock()
     fn()
-    number = max(1, int(min_repeat_ms / 1e3 / max(time.perf_counter() - t0, 1e-7)) + 1)
+    number = max(1, int(min_repeat_ms / 1e3 / max(clock() - t0, 1e-7)) + 1)
     out = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        out.append((time.perf_counter() - t0) / number)
+        out.append((clock() - t0) / number)
     return out
 
 
@@ -189,8 +194,13 @@ def numpy_gflops(wl: Workload, task, threads: int, timing: dict) -> dict:
     with limit:
         costs = time_python(lambda: wl.numpy_fn(*inputs), timing["repeat"],
                             timing["min_repeat_ms"])
+        cpu = time_python(lambda: wl.numpy_fn(*inputs), timing["repeat"],
+                          timing["min_repeat_ms"], time.process_time) if threads == 1 else None
     med = statistics.median(costs)
-    return {"numpy_s": med, "numpy_gflops": task.flop_ct / med / 1e9}
+    out = {"numpy_s": med, "numpy_gflops": task.flop_ct / med / 1e9, "numpy_cpu_gflops": None}
+    if cpu:
+        out["numpy_cpu_gflops"] = task.flop_ct / statistics.median(cpu) / 1e9
+    return out
 
 
 def retime(task, trace: dict, threads: int, timing: dict, wl: Workload) -> dict:
@@ -207,8 +217,42 @@ def retime(task, trace: dict, threads: int, timing: dict, wl: Workload) -> dict:
     err = float(np.max(np.abs(arrays[-1] - want)) / max(1.0, float(np.max(np.abs(want)))))
     res = f.time_evaluator(number=timing["number"], repeat=timing["repeat"],
                            min_repeat_ms=timing["min_repeat_ms"])(*arrays)
+    cpu_gflops = None
+    if threads == 1:  # CPU clock: robust to other jobs taking turns on the cores
+        cpu = time_python(lambda: f(*arrays), timing["repeat"], timing["min_repeat_ms"],
+                          time.process_time)
+        cpu_gflops = task.flop_ct / statistics.median(cpu) / 1e9
     return {"best_s": res.median, "best_gflops": task.flop_ct / res.median / 1e9,
-            "rel_error": err, "program": sch}
+            "cpu_gflops": cpu_gflops, "rel_error": err, "program": sch}
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its children, live or finished.
+
+    On a machine shared with other jobs the tuning wall time mostly measures the load;
+    the CPU time is what the tuning itself costs. Live children are read from /proc.
+    """
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        ru = resource.getrusage(who)
+        total += ru.ru_utime + ru.ru_stime
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    me = os.getpid()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return total
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:  # ppid; utime stime cutime cstime follow at 11..14
+            total += sum(int(x) for x in fields[11:15]) / tick
+    return total
 
 
 # --------------------------------------------------------------------------------------
@@ -218,10 +262,11 @@ def retime(task, trace: dict, threads: int, timing: dict, wl: Workload) -> dict:
 class Checkpoints(auto_scheduler.SearchCallback):
     """Snapshot the best trace and the clocks when the trial count reaches a checkpoint."""
 
-    def __init__(self, marks: list[int], t0: float) -> None:
+    def __init__(self, marks: list[int], t0: float, cpu0: float) -> None:
         super().__init__()
         self.marks = sorted(marks)
         self.t0 = t0
+        self.cpu0 = cpu0
         self.best_trace = None
         self.best_cost = math.inf
         self.snaps: dict[int, dict] = {}
@@ -237,6 +282,7 @@ class Checkpoints(auto_scheduler.SearchCallback):
             if m not in self.snaps and stats.trials >= m:
                 self.snaps[m] = {
                     "trials": stats.trials, "wall_s": time.perf_counter() - self.t0,
+                    "cpu_s": tree_cpu_seconds() - self.cpu0,
                     "search_s": stats.search_time, "measure_s": stats.measure_time,
                     "tuner_best_gflops": stats.best_gflops, "errors": stats.errors,
                     "trace": self.best_trace,
@@ -252,7 +298,8 @@ def tune_ours(wl: Workload, budgets: list[int], threads: int, round_size: int,
     if os.path.exists(log):
         os.remove(log)
     t0 = time.perf_counter()
-    cp = Checkpoints(budgets, t0)
+    cpu0 = tree_cpu_seconds()
+    cp = Checkpoints(budgets, t0, cpu0)
     opts = auto_scheduler.TuningOptions(
         num_measure_trials=max(budgets), num_measures_per_round=round_size,
         num_threads=threads, verbose=verbose, callbacks=[cp],
@@ -262,10 +309,12 @@ def tune_ours(wl: Workload, budgets: list[int], threads: int, round_size: int,
     final = max(budgets)
     if final not in cp.snaps:  # stopped early / space exhausted: the end is the checkpoint
         st = result.stats
-        cp.snaps[final] = {"trials": st.trials, "wall_s": wall, "search_s": st.search_time,
+        cp.snaps[final] = {"trials": st.trials, "wall_s": wall, "cpu_s": 0.0,
+                           "search_s": st.search_time,
                            "measure_s": st.measure_time, "tuner_best_gflops": st.best_gflops,
                            "errors": st.errors, "trace": result.best_trace}
     cp.snaps[final]["wall_s"] = wall  # includes closing the workers
+    cp.snaps[final]["cpu_s"] = tree_cpu_seconds() - cpu0
     return task, cp.snaps, log
 
 
@@ -307,57 +356,125 @@ def fmt(x, spec=".1f", none="-"):
         else format(x, spec)
 
 
+def ratio(a, b):
+    """a / b, or None when either is missing."""
+    return a / b if a is not None and b else None
+
+
+def add_ratios(row: dict) -> dict:
+    """Fill in the derived columns of a row."""
+    row["overhead_pct"] = 100 * (1 - row["measure_s"] / row["wall_s"])
+    row["vs_numpy"] = ratio(row["ours_gflops"], row["numpy_gflops"])
+    row["vs_numpy_cpu"] = ratio(row.get("ours_cpu_gflops"), row.get("numpy_cpu_gflops"))
+    row["vs_ms"] = ratio(row["ours_gflops"], row.get("ms_gflops"))
+    row["vs_ms_cpu"] = ratio(row.get("ours_cpu_gflops"), row.get("ms_cpu_gflops"))
+    row["wall_vs_ms"] = ratio(row["wall_s"], row.get("ms_wall_s"))
+    row["cpu_vs_ms"] = ratio(row.get("cpu_s"), row.get("ms_cpu_s"))
+    return row
+
+
+NUMERIC = ("ours_gflops", "ours_cpu_gflops", "tuner_best_gflops", "wall_s", "cpu_s",
+           "search_s", "measure_s", "errors", "numpy_gflops", "numpy_cpu_gflops", "ms_gflops",
+           "ms_cpu_gflops", "ms_wall_s", "ms_cpu_s", "ms_tuner_best_gflops")
+
+
+def medians(rows: list[dict]) -> list[dict]:
+    """One row per (workload, threads, trials): the median of each number over the runs."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["workload"], r["threads"], r["trials"]), []).append(r)
+    out = []
+    for (w, t, b), rs in groups.items():
+        row = {"workload": w, "threads": t, "trials": b, "runs": len(rs),
+               "ms_runs": sum(1 for r in rs if r.get("ms_gflops") is not None)}
+        for key in NUMERIC:
+            vals = [r[key] for r in rs if r.get(key) is not None]
+            row[key] = statistics.median(vals) if vals else None
+        out.append(add_ratios(row))
+    return out
+
+
 def print_table(rows: list[dict]) -> None:
-    """The results table."""
-    head = (f"{'workload':<11}{'thr':>4}{'trials':>7}{'ours GF':>9}{'wall s':>8}"
-            f"{'search s':>9}{'meas s':>8}{'ovh %':>7}{'numpy GF':>10}{'/numpy':>8}"
-            f"{'MS GF':>8}{'MS wall':>9}{'/MS':>7}{'wall/MS':>9}")
+    """The results: GFLOPS (wall clock and CPU clock), then times."""
+    head = (f"{'workload':<11}{'thr':>4}{'trials':>7}{'runs':>5}{'ours GF':>9}{'numpy GF':>10}"
+            f"{'MS GF':>8}{'/numpy':>8}{'/MS':>7}{'| cpu: ours':>12}{'numpy':>7}{'MS':>7}"
+            f"{'/numpy':>8}{'/MS':>7}")
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['workload']:<11}{r['threads']:>4}{r['trials']:>7}"
-              f"{fmt(r['ours_gflops']):>9}{fmt(r['wall_s'], '.0f'):>8}"
+        print(f"{r['workload']:<11}{r['threads']:>4}{r['trials']:>7}{r.get('runs', 1):>5}"
+              f"{fmt(r['ours_gflops']):>9}{fmt(r['numpy_gflops']):>10}"
+              f"{fmt(r.get('ms_gflops')):>8}{fmt(r['vs_numpy'], '.2f'):>8}"
+              f"{fmt(r.get('vs_ms'), '.2f'):>7}{'| ':>4}{fmt(r.get('ours_cpu_gflops')):>8}"
+              f"{fmt(r.get('numpy_cpu_gflops')):>7}{fmt(r.get('ms_cpu_gflops')):>7}"
+              f"{fmt(r.get('vs_numpy_cpu'), '.2f'):>8}{fmt(r.get('vs_ms_cpu'), '.2f'):>7}")
+    print("GF: GFLOPS of the best program re-timed outside the tuner (median of the repeats); "
+          "cpu: the same\non the process CPU clock (1 thread only; robust to other jobs on "
+          "the machine); /x: GFLOPS ratios")
+    print()
+    head = (f"{'workload':<11}{'thr':>4}{'trials':>7}{'wall s':>8}{'search s':>9}"
+            f"{'meas s':>8}{'ovh %':>7}{'errors':>7}{'MS wall s':>10}{'wall/MS':>9}"
+            f"{'| cpu s':>8}{'MS cpu s':>9}{'cpu/MS':>8}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['workload']:<11}{r['threads']:>4}{r['trials']:>7}{fmt(r['wall_s'], '.0f'):>8}"
               f"{fmt(r['search_s'], '.0f'):>9}{fmt(r['measure_s'], '.0f'):>8}"
-              f"{fmt(r['overhead_pct'], '.0f'):>7}{fmt(r['numpy_gflops']):>10}"
-              f"{fmt(r['vs_numpy'], '.2f'):>8}{fmt(r.get('ms_gflops')):>8}"
-              f"{fmt(r.get('ms_wall_s'), '.0f'):>9}{fmt(r.get('vs_ms'), '.2f'):>7}"
-              f"{fmt(r.get('wall_vs_ms'), '.2f'):>9}")
-    print("ours GF: best program re-timed (median of 15 repeats); ovh %: share of wall time "
-          "outside build+run; /numpy, /MS: GFLOPS ratios; wall/MS: our wall time over MS's")
+              f"{fmt(r['overhead_pct'], '.0f'):>7}{fmt(r['errors'], '.0f'):>7}"
+              f"{fmt(r.get('ms_wall_s'), '.0f'):>10}{fmt(r.get('wall_vs_ms'), '.2f'):>9}"
+              f"{'| ':>3}{fmt(r.get('cpu_s'), '.0f'):>5}{fmt(r.get('ms_cpu_s'), '.0f'):>9}"
+              f"{fmt(r.get('cpu_vs_ms'), '.2f'):>8}")
+    print("wall: tuning wall time up to that many trials; search: stats.search_time (sampling, "
+          "evolution, model);\nmeas: stats.measure_time (build + run in the workers); ovh %: "
+          "share of the wall time outside build + run;\ncpu s: CPU seconds of the tuner and "
+          "its workers (robust to other jobs on the machine)")
 
 
 def verdicts(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(target, PASS/FAIL/n.a., detail) for each target."""
+    """(target, PASS/FAIL/n.a., detail) for each target, on the (median) rows."""
     out = []
+
+    def both(value_wall, value_cpu, ok):
+        parts = []
+        if value_wall is not None:
+            parts.append(("wall", value_wall, ok(value_wall)))
+        if value_cpu is not None:
+            parts.append(("cpu", value_cpu, ok(value_cpu)))
+        return parts
+
     head = [r for r in rows if r["workload"] == "matmul1024" and r["threads"] == 1
             and r["trials"] == 256]
+    name = "matmul1024 @256, 1 thread >= 0.9x numpy"
     if head:
         r = head[0]
-        ok = r["vs_numpy"] >= 0.9
-        out.append(("matmul1024 @256, 1 thread >= 0.9x numpy", "PASS" if ok else "FAIL",
-                    f"{r['ours_gflops']:.1f} vs {r['numpy_gflops']:.1f} GFLOPS "
-                    f"({r['vs_numpy']:.2f}x)"))
+        parts = both(r["vs_numpy"], r.get("vs_numpy_cpu"), lambda v: v >= 0.9)
+        verdict = "PASS" if parts[0][2] else "FAIL"
+        out.append((name, verdict, f"{r['ours_gflops']:.1f} vs {r['numpy_gflops']:.1f} GFLOPS; "
+                    + ", ".join(f"{c}-clock {v:.2f}x {'ok' if k else 'no'}"
+                                for c, v, k in parts)))
     else:
-        out.append(("matmul1024 @256, 1 thread >= 0.9x numpy", "n.a.", "not run"))
+        out.append((name, "n.a.", "not run"))
+    name = ">= 1.2x MetaSchedule at equal trials"
     ms_rows = [r for r in rows if r.get("vs_ms") is not None]
     if ms_rows:
         bad = [r for r in ms_rows if r["vs_ms"] < 1.2]
-        detail = ", ".join(f"{r['workload']}/t{r['threads']}/{r['trials']}: {r['vs_ms']:.2f}x"
-                           for r in ms_rows)
-        out.append((">= 1.2x MetaSchedule at equal trials", "FAIL" if bad else "PASS", detail))
+        detail = "; ".join(
+            f"{r['workload']}/t{r['threads']}/{r['trials']}: {r['vs_ms']:.2f}x"
+            + (f" (cpu {r['vs_ms_cpu']:.2f}x)" if r.get("vs_ms_cpu") else "") for r in ms_rows)
+        out.append((name, "FAIL" if bad else "PASS", detail))
     else:
-        out.append((">= 1.2x MetaSchedule at equal trials", "n.a.",
-                    "set ANSOR_BENCH_TVM_PYTHON to compare"))
+        out.append((name, "n.a.", "set ANSOR_BENCH_TVM_PYTHON to compare"))
+    name = "wall time @256 <= 0.5x MetaSchedule's"
     w_rows = [r for r in rows if r.get("wall_vs_ms") is not None and r["trials"] == 256]
     if w_rows:
         bad = [r for r in w_rows if r["wall_vs_ms"] > 0.5]
-        detail = ", ".join(f"{r['workload']}/t{r['threads']}: {r['wall_vs_ms']:.2f}x"
-                           for r in w_rows)
-        out.append(("wall time @256 <= 0.5x MetaSchedule's", "FAIL" if bad else "PASS", detail))
+        detail = "; ".join(f"{r['workload']}/t{r['threads']}: {r['wall_s']:.0f} vs "
+                           f"{r['ms_wall_s']:.0f} s = {r['wall_vs_ms']:.2f}x" for r in w_rows)
+        out.append((name, "FAIL" if bad else "PASS", detail))
     else:
-        out.append(("wall time @256 <= 0.5x MetaSchedule's", "n.a.", "no 256-trial MS run"))
+        out.append((name, "n.a.", "no 256-trial MetaSchedule run"))
     bad = [r for r in rows if r["overhead_pct"] >= 20]
-    detail = ", ".join(f"{r['workload']}/t{r['threads']}/{r['trials']}: "
+    detail = "; ".join(f"{r['workload']}/t{r['threads']}/{r['trials']}: "
                        f"{r['overhead_pct']:.0f}%" for r in rows)
     out.append(("search overhead < 20% of wall time", "FAIL" if bad else "PASS", detail))
     return out
@@ -371,6 +488,68 @@ def load_average() -> str:
         return "?"
 
 
+def run_config(wl: Workload, threads: int, marks: list[int], round_size: int, work_dir: str,
+               timing: dict, tvm_python: str | None, args, run: int) -> list[dict]:
+    """Tune one (workload, threads, budgets) with ours, re-time, numpy, then MetaSchedule."""
+    load0 = load_average()
+    sub = os.path.join(work_dir, f"run{run}")
+    os.makedirs(sub, exist_ok=True)
+    task, snaps, log = tune_ours(wl, marks, threads, round_size, sub, args.verbose)
+    load1 = load_average()
+    rows = []
+    for b in marks:
+        s = snaps.get(b)
+        if s is None or s["trace"] is None:
+            print(f"  [{wl.name} t{threads} {b}] no valid program measured")
+            continue
+        rt = retime(task, s["trace"], threads, timing, wl)
+        row = {"workload": wl.name, "threads": threads, "trials": b, "run": run,
+               "measured": s["trials"], "ours_gflops": rt["best_gflops"],
+               "ours_cpu_gflops": rt["cpu_gflops"], "ours_s": rt["best_s"],
+               "rel_error": rt["rel_error"], "tuner_best_gflops": s["tuner_best_gflops"],
+               "wall_s": s["wall_s"], "cpu_s": s["cpu_s"], "search_s": s["search_s"],
+               "measure_s": s["measure_s"],
+               "errors": s["errors"], "load_before": load0, "load_after_tuning": load1,
+               "log": log}
+        if rt["rel_error"] > 1e-3:
+            print(f"  WARNING: best program differs from numpy (relative error "
+                  f"{rt['rel_error']:.2g})")
+        if args.print_best:
+            print(f"--- best program, {wl.name} t{threads} @{b} ---")
+            print(rt["program"].trace)
+            print(rt["program"].mod.script())
+        rows.append(row)
+    npy = numpy_gflops(wl, task, threads, timing)
+    for row in rows:
+        row.update(npy)
+    ms = None
+    if tvm_python and run < args.tvm_runs:
+        print(f"  [{wl.name} t{threads}] MetaSchedule {max(marks)} trials (load {load_average()})"
+              " ...", flush=True)
+        ms = tune_tvm(tvm_python, wl, marks, threads, sub, timing, round_size, args.tvm_timeout)
+        if "error" in ms:
+            print(f"  MetaSchedule failed: {ms['error']}")
+    for row in rows:
+        b = row["trials"]
+        if ms and b in ms:
+            row["ms_gflops"] = ms[b]["best_gflops"]
+            row["ms_cpu_gflops"] = ms[b].get("cpu_gflops")
+            row["ms_wall_s"] = ms[b]["wall_s"]
+            row["ms_cpu_s"] = ms[b].get("cpu_s")
+            row["ms_tuner_best_gflops"] = ms[b].get("tuner_best_gflops")
+        row["load_after"] = load_average()
+        add_ratios(row)
+        print(f"  [{wl.name} t{threads} {b} run {run}] ours {row['ours_gflops']:.1f} GFLOPS "
+              f"(cpu {fmt(row['ours_cpu_gflops'])}, tuner said {row['tuner_best_gflops']:.1f}), "
+              f"wall {row['wall_s']:.0f} s (search {row['search_s']:.0f}, measure "
+              f"{row['measure_s']:.0f}); numpy {row['numpy_gflops']:.1f} (cpu "
+              f"{fmt(row['numpy_cpu_gflops'])})"
+              + (f"; MS {row['ms_gflops']:.1f} (cpu {fmt(row.get('ms_cpu_gflops'))}) in "
+                 f"{row['ms_wall_s']:.0f} s" if row.get("ms_gflops") else "")
+              + f" | load {row['load_before']} -> {row['load_after']}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Tune, re-time, compare, print."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -382,6 +561,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="tiny budget (8 trials, 1 thread, short timing) for a smoke check")
     p.add_argument("--separate", action="store_true",
                    help="one search per budget instead of checkpoints of one search")
+    p.add_argument("--runs", type=int, default=1,
+                   help="tune each config this many times; the table shows medians")
+    p.add_argument("--tvm-runs", type=int, default=1,
+                   help="how many of the runs also tune with MetaSchedule")
     p.add_argument("--no-tvm", action="store_true", help="skip MetaSchedule even if configured")
     p.add_argument("--tvm-timeout", type=float, default=3 * 3600,
                    help="seconds allowed for one MetaSchedule run")
@@ -399,12 +582,11 @@ def main(argv: list[str] | None = None) -> int:
     budgets = sorted({int(x) for x in args.trials.split(",")})
     threads_list = [int(x) for x in args.threads.split(",")]
     timing = {"number": 5, "repeat": 15, "min_repeat_ms": 50}
-    round_size = 64
     if args.quick:
         budgets = [8] if args.trials == "64,256" else budgets
         threads_list = [1] if args.threads == "1,2" else threads_list
         timing = {"number": 2, "repeat": 3, "min_repeat_ms": 10}
-    round_size = min([round_size] + budgets)
+    round_size = min([64] + budgets)
     for b in budgets:
         if b % round_size:
             p.error(f"budgets must be multiples of the round size {round_size}: {budgets}")
@@ -416,69 +598,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ansor_lab {tvm.__version__} | python {platform.python_version()} | numpy "
           f"{np.__version__} ({blas}) | cpu {tvm.Target('llvm').mcpu} | "
           f"{os.cpu_count()} cores | load {load_average()}")
-    print(f"workloads {names} | budgets {budgets} | threads {threads_list} | "
+    print(f"workloads {names} | budgets {budgets} | threads {threads_list} | runs {args.runs} | "
           f"{'separate searches' if args.separate else 'checkpoints of one search'} | "
           f"MetaSchedule: {tvm_python or 'off (set ANSOR_BENCH_TVM_PYTHON)'} | logs {work_dir}")
+    print(f"re-timing: time_evaluator(number={timing['number']}, repeat={timing['repeat']}, "
+          f"min_repeat_ms={timing['min_repeat_ms']}), median", flush=True)
 
     rows: list[dict] = []
-    for name in names:
-        wl = WORKLOADS[name]
-        for threads in threads_list:
-            runs = [[b] for b in budgets] if args.separate else [budgets]
-            for marks in runs:
-                load0 = load_average()
-                task, snaps, log = tune_ours(wl, marks, threads, min(round_size, min(marks)),
-                                             work_dir, args.verbose)
-                npy = numpy_gflops(wl, task, threads, timing)
-                ms = None
-                if tvm_python:
-                    print(f"  [{name} t{threads}] MetaSchedule {max(marks)} trials ...",
-                          flush=True)
-                    ms = tune_tvm(tvm_python, wl, marks, threads, work_dir, timing,
-                                  min(round_size, min(marks)), args.tvm_timeout)
-                    if "error" in ms:
-                        print(f"  MetaSchedule failed: {ms['error']}")
-                for b in marks:
-                    s = snaps.get(b)
-                    if s is None or s["trace"] is None:
-                        print(f"  [{name} t{threads} {b}] no valid program measured")
-                        continue
-                    rt = retime(task, s["trace"], threads, timing, wl)
-                    row = {"workload": name, "threads": threads, "trials": b,
-                           "measured": s["trials"], "ours_gflops": rt["best_gflops"],
-                           "ours_s": rt["best_s"], "rel_error": rt["rel_error"],
-                           "tuner_best_gflops": s["tuner_best_gflops"],
-                           "wall_s": s["wall_s"], "search_s": s["search_s"],
-                           "measure_s": s["measure_s"], "errors": s["errors"],
-                           "overhead_pct": 100 * (1 - s["measure_s"] / s["wall_s"]),
-                           "numpy_gflops": npy["numpy_gflops"],
-                           "vs_numpy": rt["best_gflops"] / npy["numpy_gflops"],
-                           "load_before": load0, "load_after": load_average(), "log": log}
-                    if ms and b in ms:
-                        row["ms_gflops"] = ms[b]["best_gflops"]
-                        row["ms_wall_s"] = ms[b]["wall_s"]
-                        row["ms_tuner_best_gflops"] = ms[b].get("tuner_best_gflops")
-                        row["vs_ms"] = rt["best_gflops"] / ms[b]["best_gflops"]
-                        row["wall_vs_ms"] = s["wall_s"] / ms[b]["wall_s"]
-                    rows.append(row)
-                    print(f"  [{name} t{threads} {b}] ours {rt['best_gflops']:.1f} GFLOPS "
-                          f"(tuner said {s['tuner_best_gflops']:.1f}), wall {s['wall_s']:.0f} s, "
-                          f"numpy {npy['numpy_gflops']:.1f}"
-                          + (f", MS {row['ms_gflops']:.1f} in {row['ms_wall_s']:.0f} s"
-                             if "ms_gflops" in row else "")
-                          + f" | load {row['load_after']}", flush=True)
-                    if rt["rel_error"] > 1e-3:
-                        print(f"  WARNING: best program differs from numpy "
-                              f"(relative error {rt['rel_error']:.2g})")
-                    if args.print_best:
-                        print(f"--- best program, {name} t{threads} @{b} ---")
-                        print(rt["program"].trace)
-                        print(rt["program"].mod.script())
-
+    for run in range(args.runs):
+        for name in names:
+            for threads in threads_list:
+                runs = [[b] for b in budgets] if args.separate else [budgets]
+                for marks in runs:
+                    rows += run_config(WORKLOADS[name], threads, marks,
+                                       min(round_size, min(marks)), work_dir, timing,
+                                       tvm_python, args, run)
+    summary = medians(rows)
     print()
-    print_table(rows)
+    print_table(summary)
     print()
-    for what, verdict, detail in verdicts(rows):
+    for what, verdict, detail in verdicts(summary):
         print(f"{verdict:<5} {what}: {detail}")
     print(f"load average at the end: {load_average()}")
     if args.json:
@@ -487,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"machine": {"cpu": tvm.Target("llvm").mcpu, "cores": os.cpu_count(),
                                    "blas": blas, "python": platform.python_version()},
                        "budgets": budgets, "timing": timing, "rows": rows,
-                       "verdicts": verdicts(rows)}, fh, indent=2)
+                       "summary": summary, "verdicts": verdicts(summary)}, fh, indent=2)
         print(f"wrote {args.json}")
     return 0
 

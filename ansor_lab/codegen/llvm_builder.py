@@ -889,12 +889,12 @@ class FunctionBuilder:
         """Outline the loop body and run its iterations on libgomp's thread pool."""
         ctx = self.ctx
         free_vars, used_buffers = _free_values(s, self.buffers)
-        slots = [("err", None)] + [("var", v) for v in free_vars] + [
+        slots = [("err", None), ("next", None)] + [("var", v) for v in free_vars] + [
             ("buf", b) for b in used_buffers]
         closure = self.alloca_builder.alloca(I64, size=len(slots), name="closure")
         closure.type = PTR
         for k, (kind, item) in enumerate(slots):
-            if kind == "err":
+            if kind in ("err", "next"):
                 value = ir.Constant(I64, 0)
             elif kind == "var":
                 value = _to_slot(self.b, self.vars[item])
@@ -923,12 +923,17 @@ class FunctionBuilder:
         this thread's share of the loop. The body takes the buffers as ``noalias``
         arguments: pointers read back from the closure would carry no aliasing facts, and
         LLVM could then keep no accumulator in a register across a loop (every store to
-        the output might change an input)."""
+        the output might change an input).
+
+        Iterations are handed out dynamically, in chunks of about extent / (4 x threads)
+        taken from a shared counter (one atomic add per chunk): on a machine shared with
+        other jobs a thread that is descheduled no longer holds up its fixed half of the
+        loop while the other thread idles at the barrier."""
         ctx = self.ctx
         bufs = [item for kind, item in slots if kind == "buf"]
         vars_ = [item for kind, item in slots if kind == "var"]
         var_types = [llvm_type(v.dtype) for v in vars_]
-        body_ty = ir.FunctionType(I32, [I32, I32] + [PTR] * len(bufs) + var_types)
+        body_ty = ir.FunctionType(I32, [PTR, I32] + [PTR] * len(bufs) + var_types)
         body = ir.Function(ctx.module, body_ty, name=fn.name + "_body")
         body.attributes.add("nounwind")
         buf_args = body.args[2:2 + len(bufs)]
@@ -943,23 +948,36 @@ class FunctionBuilder:
         fb.in_parallel = True
         fb.ranges = dict(self.ranges)
         bld = fb.b
-        # static schedule: thread t runs [lo + ext*t/n, lo + ext*(t+1)/n)
         lo = fb._as_i64(fb.expr(s.min))
         ext = fb._as_i64(fb.expr(s.extent))
-        t64, n64 = bld.sext(body.args[0], I64), bld.sext(body.args[1], I64)
-        start = bld.add(lo, bld.sdiv(bld.mul(ext, t64), n64))
-        stop = bld.add(lo, bld.sdiv(bld.mul(ext, bld.add(t64, ir.Constant(I64, 1))), n64))
+        n64 = bld.sext(body.args[1], I64)
+        per = bld.sdiv(ext, bld.mul(n64, ir.Constant(I64, 4)))
+        one = ir.Constant(I64, 1)
+        chunk = bld.select(bld.icmp_signed("<", per, one), one, per)
+        grab = body.append_basic_block("par.grab")
+        work = body.append_basic_block("par.work")
+        done = body.append_basic_block("par.done")
+        bld.branch(grab)
+        bld.position_at_end(grab)
+        k = bld.atomic_rmw("add", body.args[0], chunk, "monotonic")
+        bld.cbranch(bld.icmp_signed("<", k, ext), work, done)
+        bld.position_at_end(work)
+        end = bld.add(k, chunk)
+        end = bld.select(bld.icmp_signed(">", end, ext), ext, end)
+        start, stop = bld.add(lo, k), bld.add(lo, end)
         vt = llvm_type(s.loop_var.dtype)
         if vt != I64:
             start, stop = bld.trunc(start, vt), bld.trunc(stop, vt)
         fb.serial_loop(s, start, stop)
+        bld.branch(grab)
+        bld.position_at_end(done)
         fb.finish(ir.Constant(I32, 0))
 
         arg = fn.args[0]
         bld = ir.IRBuilder(fn.append_basic_block("entry"))
         values = []
         for k, (kind, item) in enumerate(slots):
-            if kind == "err":
+            if kind in ("err", "next"):
                 continue
             slot = bld.gep(arg, [ir.Constant(I32, k)], source_etype=I64)
             raw = bld.load(slot, typ=I64)
@@ -976,7 +994,8 @@ class FunctionBuilder:
             bld.store(ir.Constant(I32, 1), cell)
         bufv = values[len(vars_):]
         varv = values[:len(vars_)]
-        rc = bld.call(body, [tid, nth] + bufv + varv)
+        counter = bld.gep(arg, [ir.Constant(I32, 1)], source_etype=I64)
+        rc = bld.call(body, [counter, nth] + bufv + varv)
         with bld.if_then(bld.icmp_signed("!=", rc, ir.Constant(I32, 0))):
             slot = bld.gep(arg, [ir.Constant(I32, 0)], source_etype=I64)
             bld.store(ir.Constant(I64, 1), slot)

@@ -100,6 +100,34 @@ class Tensor:
     def __bool__(self) -> bool:
         return True
 
+    # elementwise arithmetic with numpy broadcasting, as TVM's tensors have (via topi)
+    def __add__(self, other):
+        return broadcast_binary(self, other, lambda a, b: a + b, "T_add")
+
+    def __radd__(self, other):
+        return broadcast_binary(other, self, lambda a, b: a + b, "T_add")
+
+    def __sub__(self, other):
+        return broadcast_binary(self, other, lambda a, b: a - b, "T_subtract")
+
+    def __rsub__(self, other):
+        return broadcast_binary(other, self, lambda a, b: a - b, "T_subtract")
+
+    def __mul__(self, other):
+        return broadcast_binary(self, other, lambda a, b: a * b, "T_multiply")
+
+    def __rmul__(self, other):
+        return broadcast_binary(other, self, lambda a, b: a * b, "T_multiply")
+
+    def __truediv__(self, other):
+        return broadcast_binary(self, other, lambda a, b: a / b, "T_divide")
+
+    def __rtruediv__(self, other):
+        return broadcast_binary(other, self, lambda a, b: a / b, "T_divide")
+
+    def __neg__(self):
+        return broadcast_binary(self, 0, lambda a, b: -a, "T_negative")
+
     def __repr__(self) -> str:
         return f"Tensor(shape={self.shape}, op.name={self.name}, dtype={self.dtype})"
 
@@ -311,3 +339,30 @@ def _check_free_vars(name: str, body: E.PrimExpr, axis: Sequence, reduce_axes: S
                 f"compute {name!r}: variable {v.name!r} is not an axis of this compute "
                 "(a reduction axis used outside te.sum, or a free te.var; shapes are static)"
             )
+
+
+def broadcast_binary(a: object, b: object, fn: Callable, name: str) -> Tensor:
+    """``fn`` applied elementwise to tensors (or scalars) under numpy broadcasting."""
+    tensors = [x for x in (a, b) if isinstance(x, Tensor)]
+    shapes = [x.shape for x in tensors]
+    ndim = max(len(sh) for sh in shapes)
+    out = []
+    for d in range(ndim):
+        dims = {sh[d - ndim + len(sh)] for sh in shapes if d - ndim + len(sh) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise DSLError(
+                f"{name}: shapes {' and '.join(map(str, shapes))} do not broadcast "
+                f"(dimension {d} has extents {sorted(dims)})"
+            )
+        out.append(dims.pop() if dims else 1)
+
+    def element(x: object, idx: tuple) -> object:
+        if not isinstance(x, Tensor):
+            return x
+        offset = ndim - len(x.shape)
+        return x[tuple(0 if ext == 1 and out[offset + k] != 1 else idx[offset + k]
+                       for k, ext in enumerate(x.shape))]
+
+    return compute(tuple(out), lambda *idx: fn(element(a, idx), element(b, idx)), name=name,
+                   tag="broadcast")

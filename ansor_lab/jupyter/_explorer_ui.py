@@ -114,15 +114,17 @@ class ExplorerUI:
         try:
             import plotly.graph_objects as go
 
-            fig = go.FigureWidget()
+            from ._plotly import figure_widget
         except Exception:  # noqa: BLE001 - no plotly/anywidget: the explorer works without
             return None
-        fig.add_scatter(x=[], y=[], mode="lines+markers", name="measured", text=[],
-                        hovertemplate="step %{x}: %{y:.4g}<br>%{text}<extra></extra>")
-        fig.update_layout(height=260, width=420, margin={"l": 50, "r": 10, "t": 30, "b": 40},
-                          title="measured", xaxis={"title": "steps applied", "dtick": 1},
-                          yaxis={"title": "GFLOPS", "rangemode": "tozero"})
-        return fig
+        # the trace and layout go in the constructor: see _plotly on why
+        return figure_widget(
+            data=[go.Scatter(x=[], y=[], mode="lines+markers", name="measured", text=[],
+                             hovertemplate="step %{x}: %{y:.4g}<br>%{text}<extra></extra>")],
+            layout={"height": 260, "width": 420, "title": "measured",
+                    "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+                    "xaxis": {"title": "steps applied", "dtick": 1},
+                    "yaxis": {"title": "GFLOPS", "rangemode": "tozero"}})
 
     def show_error(self, text: str) -> None:
         """Show an error inline (red), or clear it."""

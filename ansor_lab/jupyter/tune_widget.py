@@ -6,6 +6,9 @@ widget dirty; one UI thread redraws at most every ``update_interval`` seconds, i
 method (``TuneWidget._refresh``), batching figure changes with ``fig.batch_update()``.
 Nothing else mutates a widget, so the search thread never touches the front end.
 
+The charts are plotly figures redrawn (from the same UI thread) into ``Output`` widgets,
+which JupyterLab's plotly renderer draws; ``plotly_widget=True`` uses ``go.FigureWidget``.
+
 What it shows: best-so-far GFLOPS against trials (one curve per task) with every measured
 candidate as a point; the cost model's predictions against the measured throughput of
 each batch it chose, with the rank correlation in the title; a progress bar with trials/s
@@ -85,8 +88,11 @@ class TuneWidget:
 
     def __init__(self, tasks: list, trials: int, options: Any, *, policy_params: dict | None,
                  search_policy: Any, strategy: str, task_weights: list | None, mode: str,
-                 update_interval: float, code_interval: float, seed: int | None) -> None:
+                 update_interval: float, code_interval: float, seed: int | None,
+                 plotly_widget: bool = False) -> None:
         self.tasks = list(tasks)
+        self.plotly_widget = plotly_widget
+        self._fig_outputs: list = []
         self.trials = int(trials)
         self.mode = mode
         self.update_interval = float(update_interval)
@@ -263,8 +269,9 @@ class TuneWidget:
                 if cost < self._best_cost[k]:
                     self._best_cost[k] = cost
                     self._best_gflops[k] = g
-            if self._best_gflops[k] > 0:
-                self._curves[k].append((self._total, self._best_gflops[k]))
+                    self._curves[k].append((self._total, g))
+            if self._curves[k] and self._curves[k][-1][0] != self._total:
+                self._curves[k].append((self._total, self._best_gflops[k]))  # flat to now
             self._version += 1
         self._dirty.set()
 
@@ -361,8 +368,10 @@ class TuneWidget:
                     sc.x, sc.y = pred, meas
                     sc.marker.color = rounds
                     self.model_fig.layout.title.text = (
-                        f"cost model: predicted vs measured · Spearman ρ = {rho_txt} "
-                        f"(retrain {len(s.model_rounds)})")
+                        f"cost model · Spearman ρ = {rho_txt} · retrain {len(s.model_rounds)}")
+            if not self.plotly_widget:
+                for out, fig in zip(self._fig_outputs, (self.fig, self.model_fig)):
+                    out.outputs = (_figure_output(fig),)
             self._shown_version = s.version
         self.progress.value = min(s.total, self.progress.max)
         if s.finished:
@@ -375,14 +384,15 @@ class TuneWidget:
         self.stop_button.disabled = s.finished or s.stop_requested
         if s.finished:
             self.stop_button.description = "Ended"
+            self.stop_button.button_style = ""
         elif s.stop_requested:
             self.stop_button.description = "Stopping…"
         now = time.perf_counter()
         if s.code_version != self._shown_code and s.best_task is not None and (
                 final or now - self._last_code >= self.code_interval):
+            self._shown_code = s.code_version  # first: a program that fails to render
+            self._last_code = now  # is not retried at every redraw
             self._render_code(s.best_task, s.best_trace, s.best_gflops[s.best_task])
-            self._shown_code = s.code_version
-            self._last_code = time.perf_counter()
 
     def _render_code(self, k: int, trace: Any, gflops: float) -> None:
         from ..runtime.build import build
@@ -406,7 +416,7 @@ class TuneWidget:
                             f"{type(err).__name__}: {err}")
         for child, html in zip(self.code_tabs.children, (trace_html, ir_html, code_html)):
             child.value = html
-        name = task.desc if len(self.tasks) > 1 else ""
+        name = task_name(task) if len(self.tasks) > 1 else ""
         self.code_caption.value = (f'<span style="{FONT};font-size:13px"><b>best program</b>'
                                    f"{' of ' + esc(name[:60]) if name else ''} · "
                                    f"{gflops:.4g} GFLOPS</span>")
@@ -416,23 +426,25 @@ class TuneWidget:
         import ipywidgets as W
         import plotly.graph_objects as go
 
-        self.fig = go.FigureWidget(layout=go.Layout(
-            title={"text": "best so far (lines) and every measured program (points)"},
+        fig_cls = go.FigureWidget if self.plotly_widget else go.Figure
+        self.fig = fig_cls(layout=go.Layout(
+            title={"text": "best so far and every measured program"},
             xaxis={"title": {"text": "trials"}}, yaxis={"title": {"text": "GFLOPS"}},
-            height=340, width=560, margin={"l": 60, "r": 10, "t": 50, "b": 45},
+            height=340, width=500, margin={"l": 55, "r": 10, "t": 45, "b": 45},
             legend={"orientation": "h", "y": -0.25}, template="plotly_white"))
         for k in range(len(self.tasks)):
             self._add_task_traces(k)
-        self.model_fig = go.FigureWidget(
+        self.model_fig = fig_cls(
             data=[go.Scatter(x=[], y=[], mode="markers", name="batch",
                              marker={"color": [], "colorscale": "Viridis", "size": 7,
                                      "showscale": True,
                                      "colorbar": {"title": {"text": "retrain"}}})],
             layout=go.Layout(
                 title={"text": "cost model: predicted vs measured"},
+                hovermode="closest",
                 xaxis={"title": {"text": "predicted score"}},
-                yaxis={"title": {"text": "measured GFLOPS"}}, height=340, width=440,
-                margin={"l": 60, "r": 10, "t": 50, "b": 45}, template="plotly_white"))
+                yaxis={"title": {"text": "measured GFLOPS"}}, height=340, width=400,
+                margin={"l": 55, "r": 10, "t": 45, "b": 45}, template="plotly_white"))
         self.progress = W.IntProgress(value=0, min=0, max=max(1, self.trials),
                                       description="trials", bar_style="info")
         self.status = W.HTML(value="starting…")
@@ -443,14 +455,20 @@ class TuneWidget:
         kind = "CUDA source" if any(t.target.kind == "cuda" for t in self.tasks) else "LLVM IR"
         self.code_tabs.titles = ("Trace", "Lowered IR", kind)
         self.code_caption = W.HTML(value="")
-        names = ", ".join(t.desc[:50] for t in self.tasks[:3])
+        names = ", ".join(task_name(t)[:50] for t in self.tasks[:3])
         more = f" (+{len(self.tasks) - 3} more)" if len(self.tasks) > 3 else ""
         title = W.HTML(value=(
             f'<div style="{FONT};font-size:14px"><b>Tuning</b> {esc(names)}{esc(more)} on '
             f"<code>{esc(self.tasks[0].target)}</code>"
             f"{' · log <code>' + esc(self.log_file) + '</code>' if self.log_file else ''}</div>"))
-        figs = W.Box([self.fig, self.model_fig],
-                     layout=W.Layout(display="flex", flex_flow="row wrap"))
+        if self.plotly_widget:
+            views = [self.fig, self.model_fig]
+        else:
+            self._fig_outputs = [W.Output(layout=W.Layout(width=f"{f.layout.width + 10}px",
+                                                          min_height=f"{f.layout.height}px"))
+                                 for f in (self.fig, self.model_fig)]
+            views = self._fig_outputs
+        figs = W.Box(views, layout=W.Layout(display="flex", flex_flow="row wrap"))
         self.widget = W.VBox([title, W.HBox([self.progress, self.stop_button]), self.status,
                               figs, self.code_caption, self.code_tabs])
 
@@ -458,11 +476,11 @@ class TuneWidget:
         import plotly.graph_objects as go
 
         color = COLORS[k % len(COLORS)]
-        name = self.tasks[k].desc[:30] if len(self.tasks) > 1 else "task"
+        name = task_name(self.tasks[k])[:30] if len(self.tasks) > 1 else "task"
         self.fig.add_trace(go.Scatter(x=[], y=[], mode="lines", line_shape="hv",
                                       name=f"best · {name}", line={"color": color}))
         self.fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=f"measured · {name}",
-                                      marker={"color": color, "size": 5, "opacity": 0.45}))
+                                      marker={"color": color, "size": 5, "opacity": 0.6}))
 
     # -- display ----------------------------------------------------------------------
     def _show(self) -> None:
@@ -496,9 +514,29 @@ class TuneWidget:
     def __repr__(self) -> str:
         state = "done" if self.done else "stopping" if self._stop_requested else "running"
         best = ", ".join(f"{g:.3g}" for g in self.best_gflops)
-        names = ", ".join(t.desc[:40] for t in self.tasks[:2])
+        names = ", ".join(task_name(t)[:40] for t in self.tasks[:2])
         return (f"TuneWidget({names}; {self.trials_done}/{self.trials} trials, "
                 f"best {best} GFLOPS, {state})")
+
+
+def task_name(task: Any) -> str:
+    """A short readable name: the task's desc, else its outputs and shapes (not a hash)."""
+    desc = getattr(task, "desc", "") or ""
+    if desc and (desc != task.workload_key or desc.startswith("[")):
+        return desc
+    outs = task.compute_dag.output_ops
+    return ", ".join(f"{op.name}{list(op.shape)}" for op in outs) or desc
+
+
+def _figure_output(fig: Any) -> dict:
+    """A plotly figure as an output for an Output widget (JupyterLab's plotly renderer)."""
+    import json
+
+    spec = json.loads(fig.to_json())
+    spec["config"] = {"displaylogo": False, "responsive": False}
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"application/vnd.plotly.v1+json": spec,
+                     "text/plain": f"<plotly figure: {fig.layout.title.text}>"}}
 
 
 def _log_file(options: Any) -> str | None:
@@ -515,7 +553,8 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
                 task_weights: list | None = None, mode: str = "auto",
                 background: bool | None = None, display: bool | None = None,
                 update_interval: float = 0.5, code_interval: float = 2.0,
-                tuning_options: Any = None, **tuning_kwargs: Any) -> TuneWidget:
+                plotly_widget: bool = False, tuning_options: Any = None,
+                **tuning_kwargs: Any) -> TuneWidget:
     """Tune ``task`` (or a list of tasks, with a TaskScheduler) and watch it live.
 
     ``trials`` is the total measurement budget; other keyword arguments are TuningOptions
@@ -526,6 +565,11 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
     ``search_policy`` replaces it for one task). ``mode`` is "widget", "text" or "auto"
     (widget inside a Jupyter kernel); the search runs in the background in widget mode
     and in the foreground in text mode unless ``background`` says otherwise.
+
+    The charts are plotly figures (``w.fig``, ``w.model_fig``) redrawn into Output widgets
+    by JupyterLab's plotly renderer; ``plotly_widget=True`` uses ``go.FigureWidget``
+    instead (with plotly 7.1 / anywidget 0.11 / JupyterLab 4.6 its front end drew empty
+    axes: the figure's data never reached plotly.js).
 
     Returns the TuneWidget ``w``: ``w.wait()``, ``w.stop()``, ``w.done``, ``w.result``
     (the TuneResult; ``w.result.apply_best()`` gives ``(sch, args)``).
@@ -541,7 +585,7 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
     if mode == "auto":
         mode = "widget" if in_kernel() and _have_widgets() else "text"
     elif mode == "widget" and not _have_widgets():
-        raise ImportError("the tuning widget needs ipywidgets, plotly and anywidget: "
+        raise ImportError("the tuning widget needs ipywidgets and plotly: "
                           "pip install 'ansor_lab[jupyter]' (or use mode='text')")
     if tuning_options is not None:
         options = dataclasses.replace(tuning_options, **tuning_kwargs)
@@ -566,7 +610,7 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
     w = TuneWidget(tasks, trials, options, policy_params=policy_params,
                    search_policy=search_policy, strategy=strategy, task_weights=task_weights,
                    mode=mode, update_interval=update_interval, code_interval=code_interval,
-                   seed=seed)
+                   seed=seed, plotly_widget=plotly_widget)
     if display is None:
         display = mode == "widget" and in_kernel()
     if display and mode == "widget":
@@ -580,7 +624,6 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
 
 def _have_widgets() -> bool:
     try:
-        import anywidget  # noqa: F401
         import ipywidgets  # noqa: F401
         import plotly  # noqa: F401
     except ImportError:

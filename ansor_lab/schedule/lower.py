@@ -16,6 +16,7 @@ The steps, in order:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..dsl import expr as E
@@ -568,41 +569,59 @@ def _relax(e: E.PrimExpr, ranges: dict) -> tuple | None:
 def _covered_lengths(stage: Stage, inner: set, extents: dict) -> dict:
     """How much of each iter one iteration of the loops outside ``inner`` covers.
 
-    Maps every iter name to the length of the aligned interval its values sweep while
-    the ``inner`` leaves run (1: a single point; its extent: all of it), or to None when
-    the values are not such an interval (strided or ragged). Walks the split/fuse
-    relations from the leaves back to the root iters, as ``pass_up`` does.
+    Maps every iter name to the length of the interval its values sweep while the
+    ``inner`` leaves run (1: a single point; its extent: all of it), or to None when the
+    values are not an interval (strided or ragged). Walks the split/fuse relations from
+    the leaves back to the root iters, as ``pass_up`` does, tracking for each iter
+    ``(length, align)``: its values are ``[start, start + length)`` with ``start`` always
+    a multiple of ``align`` (0: always 0). A fused loop's run splits into a box of its
+    children only if it is whole rows of the inner children that never wrap.
     """
-    cov: dict = {lp: (extents[lp] if lp in inner else 1) for lp in stage.leaves}
+    cov: dict = {lp: ((extents[lp], 0) if lp in inner else (1, 1)) for lp in stage.leaves}
     for rel in reversed(stage.relations):
         if isinstance(rel, Split):
-            # inner children fully covered, then at most one partly covered, then points
-            length, partial = 1, False
-            for child in reversed(rel.children):
-                n = cov[child]
-                if n is None or (partial and n != 1):
-                    length = None
+            cov[rel.parent] = _split_cover(rel, cov, extents)
+            continue
+        exts = [extents[c] for c in rel.children]
+        out: list = [None] * len(exts)
+        if cov[rel.fused] is not None:
+            length, align = cov[rel.fused]
+            rows = 1  # product of the extents of the children inside child k
+            for k in range(len(exts) - 1, -1, -1):
+                if length <= rows * exts[k] or k == 0:
+                    if length % rows == 0 and align % rows == 0:
+                        run, start = length // rows, align // rows
+                        room = exts[k] if start == 0 else math.gcd(start, exts[k])
+                        if k == 0 or run <= room:
+                            sub = start if k == 0 else (0 if start == 0 else room)
+                            out = [(1, 1)] * k + [(run, sub)] + [(e, 0) for e in exts[k + 1:]]
                     break
-                length *= n
-                partial = partial or n != extents[child]
-            cov[rel.parent] = None if length is None else min(length, extents[rel.parent])
+                rows *= exts[k]
+        for c, v in zip(rel.children, out):
+            cov[c] = v
+    return {name: (None if v is None else v[0]) for name, v in cov.items()}
+
+
+def _split_cover(rel: Split, cov: dict, extents: dict) -> tuple | None:
+    """(length, align) of a split's parent from those of its children (see above)."""
+    length, align, stride, partial = 1, 0, 1, False
+    for child in reversed(rel.children):
+        if cov[child] is None:
+            return None
+        n, a = cov[child]
+        if partial:
+            if n != 1:
+                return None  # a point inside a partly covered child: strided
+            if extents[child] > 1:
+                align = math.gcd(align, stride)
+        elif n == extents[child]:
+            length *= n
         else:
-            f = cov[rel.fused]
-            exts = [extents[c] for c in rel.children]
-            out: list = [None] * len(exts)
-            if f is not None:
-                # the run of ``f`` aligned values is a box iff it fills whole inner rows
-                # of some child and an aligned part of that child
-                suffix = 1
-                for k in range(len(exts) - 1, -1, -1):
-                    if f <= suffix * exts[k] or k == 0:
-                        if f % suffix == 0 and (suffix * exts[k]) % f == 0:
-                            out = [1] * k + [f // suffix] + exts[k + 1:]
-                        break
-                    suffix *= exts[k]
-            for c, n in zip(rel.children, out):
-                cov[c] = n
-    return cov
+            length *= n
+            align = a * stride
+            partial = True
+        stride *= extents[child]
+    return min(length, extents[rel.parent]), align
 
 
 def _union(a, b):
@@ -629,6 +648,7 @@ def lower_state(
         if id(t) in seen:
             raise LoweringError(f"tensor {t.name!r} appears twice in args")
         seen.add(id(t))
+    args = [state.tensor(t) for t in args]  # the user's tensors -> the state's (renamed)
     func = _Lowerer(state, list(args), name).run()
     if simplify:
         func = func.with_body(simplify_stmt(func.body))

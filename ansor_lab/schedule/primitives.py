@@ -577,6 +577,15 @@ def cache_read(state: State, block: str, read: object, scope: str,
     # before every reader, and before the nests readers were moved into (reverse_compute_at)
     first = min((s.name for r in readers for s in _attach_chain(state, state.stage(r))),
                 key=order.index)
+    if src_stage.is_compute and src_stage.attach[0] != "inline":
+        src_top = _attach_chain(state, src_stage)[-1]
+        if order.index(src_top.name) >= order.index(first):
+            raise _err(
+                "cache_read", block,
+                f"a reader of {tensor.name!r} runs inside the loops of {first!r}, where "
+                f"{tensor.name!r} is computed too, so no top-level copy fits in between; "
+                "cache_read before reverse_compute_at / compute_at",
+            )
     state.insert_before(first, cache)
     _validate(state, "cache_read", block)
     return name

@@ -144,20 +144,28 @@ class State:
     stages: dict  # block name -> Stage, in topological order
     outputs: list
     args: list | None = None
+    # id(user's tensor) -> the tensor the state uses (they differ when names were made
+    # unique, see ``unique_names``)
+    tensor_map: dict = field(default_factory=dict)
 
     @staticmethod
     def create(outputs: list[Tensor], args: list[Tensor] | None = None) -> State:
         """The default state for the ops producing ``outputs`` (and reading ``args``)."""
         roots = list(outputs) + [t for t in (args or []) if t not in outputs]
+        tensor_map = unique_names(roots)
+        outputs = [tensor_map.get(id(t), t) for t in outputs]
+        if args is not None:
+            args = [tensor_map.get(id(t), t) for t in args]
+        roots = [tensor_map.get(id(t), t) for t in roots]
         stages: dict[str, Stage] = {}
         for op in topo_order(roots):
-            if op.name in stages:
-                raise ScheduleError(
-                    f"two operations are both named {op.name!r}; give each te.compute / "
-                    "te.placeholder a unique name= so schedule steps can refer to it"
-                )
             stages[op.name] = make_stage(op)
-        return State(stages, list(outputs), list(args) if args is not None else None)
+        return State(stages, list(outputs), list(args) if args is not None else None,
+                     tensor_map)
+
+    def tensor(self, t: Tensor) -> Tensor:
+        """The state's tensor for a tensor of the user's DAG."""
+        return self.tensor_map.get(id(t), t)
 
     def stage(self, name: str) -> Stage:
         """The stage called ``name``."""
@@ -229,7 +237,7 @@ class State:
         """A copy that primitives may change without touching this one."""
         return State(
             {n: s.copy() for n, s in self.stages.items()}, list(self.outputs),
-            list(self.args) if self.args is not None else None,
+            list(self.args) if self.args is not None else None, self.tensor_map,
         )
 
     def __deepcopy__(self, memo):  # ops are shared, never copied
@@ -237,6 +245,47 @@ class State:
 
 
 __all__ = ["Iter", "Split", "Fuse", "Stage", "State", "make_stage"]
+
+
+def unique_names(roots: list[Tensor]) -> dict:
+    """Give every op of the DAG a distinct name, renaming copies of the DAG if needed.
+
+    Schedule steps name blocks, so two ops named alike (TVM's default "compute", or two
+    ``topi.add``) get suffixes in topological order: "compute", "compute_1"... The user's
+    ops are left untouched; returns id(old tensor) -> new tensor for every op that was
+    rebuilt (empty when all names were distinct already).
+    """
+    from ..dsl import expr as E
+
+    order = topo_order(roots)
+    counts: dict[str, int] = {}
+    for op in order:
+        counts[op.name] = counts.get(op.name, 0) + 1
+    if all(c == 1 for c in counts.values()):
+        return {}
+    used: set[str] = set()
+    new_op: dict[int, Operation] = {}
+    mapping: dict[int, Tensor] = {}
+    for op in order:
+        name, k = op.name, 0
+        while name in used:
+            k += 1
+            name = f"{op.name}_{k}"
+        used.add(name)
+        if isinstance(op, PlaceholderOp):
+            op2 = PlaceholderOp(name, op.shape, op.dtype, op.tag, dict(op.attrs))
+        else:
+            def visit(e):
+                if isinstance(e, E.TensorLoad) and id(e.tensor.op) in new_op:
+                    t = new_op[id(e.tensor.op)].output(0)
+                    return E.TensorLoad(t, tuple(visit(i) for i in e.indices), e.dtype)
+                return E.map_children(e, visit)
+
+            op2 = ComputeOp(name, op.axis, op.reduce_axis, (visit(op.body[0]),), op.tag,
+                            dict(op.attrs))
+        new_op[id(op)] = op2
+        mapping[id(op.output(0))] = op2.output(0)
+    return mapping
 
 
 def derive_extents(stage: Stage, root_extents: list[int] | None = None) -> dict:

@@ -74,7 +74,11 @@ class Schedule:
         return self.engine.trace
 
     def __getitem__(self, key: object) -> Stage:
-        name = key.name if isinstance(key, (Tensor, Operation)) else str(key)
+        if isinstance(key, Operation):
+            key = key.output(0)
+        if isinstance(key, Tensor):
+            key = self.state.tensor(key)
+        name = key.name if isinstance(key, Tensor) else str(key)
         try:
             st = self.state.by_op_name(name)
         except ScheduleError:
@@ -99,7 +103,7 @@ class Schedule:
         if not readers:
             raise ScheduleError("cache_read: give the list of readers, e.g. [C]")
         stages = [self[r] for r in readers]
-        rv = self.engine.cache_read(stages[0].block_rv, tensor.name, scope,
+        rv = self.engine.cache_read(stages[0].block_rv, self.state.tensor(tensor).name, scope,
                                     consumer_blocks=[st.block_rv for st in stages[1:]])
         return self._tensor(self.engine.get(rv).name)
 

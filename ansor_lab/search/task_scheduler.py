@@ -92,6 +92,10 @@ class TaskScheduler:
         try:
             order = list(range(len(self.tasks)))  # warm-up: one round each
             while spent < budget:
+                if any(s.should_stop and s.callbacks and any(cb.stop_requested for cb in
+                                                             s.callbacks)
+                       for s in self.sessions):
+                    break  # a stop was requested: warm-up rounds included, end now
                 if order:
                     i = order.pop(0)
                 else:

@@ -77,6 +77,42 @@ def _np_conv(data, kernel, bias, pad):
     return np.maximum(out + bias[None, :, None, None], 0)
 
 
+def tree_cpu_seconds() -> float:
+    """CPU seconds used by this process and its children, live or finished (/proc)."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        ru = resource.getrusage(who)
+        total += ru.ru_utime + ru.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    me = os.getpid()
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            total += sum(int(x) for x in fields[11:15]) / tick
+    return total
+
+
+def cpu_times(fn, repeat: int, min_repeat_ms: float) -> list[float]:
+    """CPU seconds per call (process clock), one entry per repeat of >= min_repeat_ms."""
+    fn()
+    t0 = time.process_time()
+    fn()
+    number = max(1, int(min_repeat_ms / 1e3 / max(time.process_time() - t0, 1e-7)) + 1)
+    out = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        for _ in range(number):
+            fn()
+        out.append((time.process_time() - t0) / number)
+    return out
+
+
 def main() -> int:
     """Tune, snapshot, re-time, write JSON."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -125,6 +161,7 @@ def main() -> int:
             for b in budgets:
                 if b not in snaps and state["trials"] >= b:
                     snaps[b] = {"trials": state["trials"], "wall_s": time.perf_counter() - t0,
+                                "cpu_s": tree_cpu_seconds() - cpu0,
                                 "tuner_best_gflops": flops / state["best"] / 1e9,
                                 "mod": state["best_mod"]}
 
@@ -133,16 +170,18 @@ def main() -> int:
     runner = ms.runner.LocalRunner(timeout_sec=30)
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [Snapshot()]
     t0 = time.perf_counter()
+    cpu0 = tree_cpu_seconds()
     ms.tune_tir(mod, target, work_dir, max_trials_global=max(budgets),
                 num_trials_per_iter=round_size, builder=builder, runner=runner,
                 measure_callbacks=callbacks, num_tuning_cores=threads, seed=spec.get("seed"))
     wall = time.perf_counter() - t0
     if max(budgets) not in snaps and state["best_mod"] is not None:  # space ran out early
-        snaps[max(budgets)] = {"trials": state["trials"], "wall_s": wall,
+        snaps[max(budgets)] = {"trials": state["trials"], "wall_s": wall, "cpu_s": 0.0,
                                "tuner_best_gflops": flops / state["best"] / 1e9,
                                "mod": state["best_mod"]}
     if max(budgets) in snaps:
         snaps[max(budgets)]["wall_s"] = wall
+        snaps[max(budgets)]["cpu_s"] = tree_cpu_seconds() - cpu0
 
     rng = np.random.default_rng(0)
     out = {}
@@ -163,12 +202,19 @@ def main() -> int:
                               min_repeat_ms=timing["min_repeat_ms"])
         res = ev(*nd)
         med = statistics.median(list(res.results))
-        out[b] = {"trials": s["trials"], "wall_s": s["wall_s"],
+        cpu_gflops = None
+        if threads == 1:  # the CPU clock, as bench_tune.py measures it for ours and numpy
+            main_fn = f["main"]
+            cpu = cpu_times(lambda fn=main_fn, a=nd: fn(*a), timing["repeat"],
+                            timing["min_repeat_ms"])
+            cpu_gflops = flops / statistics.median(cpu) / 1e9
+        out[b] = {"trials": s["trials"], "wall_s": s["wall_s"], "cpu_s": s["cpu_s"],
                   "tuner_best_gflops": s["tuner_best_gflops"], "best_s": med,
-                  "best_gflops": flops / med / 1e9, "rel_error": err}
+                  "best_gflops": flops / med / 1e9, "cpu_gflops": cpu_gflops,
+                  "rel_error": err}
         print(f"MS {spec['workload']['name']} t{threads} @{b}: {flops / med / 1e9:.1f} GFLOPS "
-              f"(tuner said {s['tuner_best_gflops']:.1f}), wall {s['wall_s']:.0f} s, "
-              f"rel err {err:.1e}", flush=True)
+              f"(cpu clock {cpu_gflops or 0:.1f}, tuner said {s['tuner_best_gflops']:.1f}), "
+              f"wall {s['wall_s']:.0f} s, rel err {err:.1e}", flush=True)
     info = {"tvm": tvm.__version__, "import_s": import_s, "target": str(target),
             "work_dir": work_dir, "total_trials": state["trials"]}
     with open(args.out, "w") as fh:

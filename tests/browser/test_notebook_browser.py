@@ -191,6 +191,7 @@ def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
             # the explorer: its IR pane shows the program; a clicked split changes it
             ir = page.locator(".ansor-explorer .ansor-ir").first
             ir.wait_for(state="visible")
+            page.get_by_text(re.compile(r"\| Idle")).first.wait_for()  # all cells done
             before = ir.inner_text()
             page.locator(".ansor-explorer .ansor-apply").first.click()
             page.wait_for_function(

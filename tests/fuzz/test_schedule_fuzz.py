@@ -40,6 +40,8 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from schedule_gen import Fuzzer, HypothesisChooser
 
+from ansor_lab.errors import ScheduleError
+
 
 PROFILE = os.environ.get("ANSOR_FUZZ_PROFILE", "ci")
 #: examples per workload of the quick and the slow test (12 workloads)
@@ -85,3 +87,118 @@ def test_schedule_fuzz_quick(name: str, data: st.DataObject) -> None:
 def test_schedule_fuzz(name: str, data: st.DataObject) -> None:
     """Thousands of random schedules in all (the CI run)."""
     fuzz_one(name, data)
+
+
+# --------------------------------------------------------------------------------------
+# Bugs the fuzzer found, minimized. Each case applies a few steps and returns the last
+# one, which must either succeed and give a correct program, or raise ScheduleError
+# (matching ``error``) and leave a schedule that still builds correctly.
+
+
+def _stale_region_after_reorder(sch):
+    # C computed at M's reduction loop r; reordering M's loops puts j inside r, so C's
+    # region there grows from 1x1 to a row (lowering kept the stale 1x1 region)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("M"))[1])
+    j, r = sch.get_loops(sch.get_block("M"))
+    return lambda: sch.reorder(r, j)
+
+
+def _stale_region_conv(sch):
+    conv = sch.get_block("conv2d_nchw")
+    sch.compute_at(sch.get_block("pad_temp"), sch.get_loops(conv)[4])
+    n, f, y, x, rc, ry, rx = sch.get_loops(conv)
+    return lambda: sch.reorder(rc, n, f, ry, y)
+
+
+def _stale_region_pool(sch):
+    pool = sch.get_block("pool_max")
+    sch.compute_at(sch.get_block("pad_temp"), sch.get_loops(pool)[3])
+    loops = sch.get_loops(pool)
+    return lambda: sch.reorder(loops[3], loops[4], loops[2], loops[1])
+
+
+def _nested_parallel(sch):
+    loops = sch.get_loops(sch.get_block("pool_max"))
+    sch.parallel(loops[1])
+    return lambda: sch.parallel(loops[2])
+
+
+def _nested_parallel_by_compute_at(sch):
+    c, d = sch.get_block("C"), sch.get_block("D")
+    sch.parallel(sch.get_loops(c)[0])
+    loops = sch.get_loops(d)
+    sch.parallel(loops[0])
+    return lambda: sch.compute_at(c, loops[1])
+
+
+def _cache_read_inside_producer(sch):
+    # pool_avg runs inside pool_sum's loops; a top-level copy of pool_sum cannot exist
+    avg = sch.get_block("pool_avg")
+    sch.reverse_compute_at(avg, sch.get_loops(sch.get_block("pool_sum"))[0])
+    return lambda: sch.cache_read(avg, 0, "local")
+
+
+def _rfactor_with_block_at_reduce_loop(sch):
+    m = sch.get_block("M")
+    sch.compute_at(sch.get_block("S"), sch.get_loops(m)[1])
+    return lambda: sch.rfactor(sch.get_loops(m)[1], 0)
+
+
+def _strided_reverse_compute_at(sch):
+    # T_multiply after T_add.i1_1 while i1_0 (the outer part of i1) runs inside it:
+    # one iteration writes every 6th column
+    mul, add = sch.get_block("T_multiply"), sch.get_block("T_add")
+    sch.compute_inline(sch.get_block("T_relu"))
+    i0, i1 = sch.get_loops(add)
+    i1_0, i1_1 = sch.split(i1, [None, 6])
+    sch.reverse_compute_at(mul, i1_1)
+    return lambda: sch.reorder(i1_1, i1_0)
+
+
+def _ragged_reverse_compute_at(sch):
+    # a fused loop cut mid-row: one iteration of the outer part writes a ragged run
+    mul, add = sch.get_block("T_multiply"), sch.get_block("T_add")
+    sch.compute_inline(sch.get_block("T_relu"))
+    outer, _ = sch.split(sch.fuse(*sch.get_loops(add)), [None, 8])
+    return lambda: sch.reverse_compute_at(mul, outer)
+
+
+def _aligned_fused_reverse_compute_at(sch):
+    # ... and cut at whole rows it is a box: allowed, and correct
+    mul, add = sch.get_block("T_multiply"), sch.get_block("T_add")
+    sch.compute_inline(sch.get_block("T_relu"))
+    outer, _ = sch.split(sch.fuse(*sch.get_loops(add)), [None, 56])
+    return lambda: sch.reverse_compute_at(mul, outer)
+
+
+REGRESSIONS = {
+    "stale_region_after_reorder": ("int_reduce", _stale_region_after_reorder, None),
+    "stale_region_conv": ("conv2d", _stale_region_conv, None),
+    "stale_region_pool": ("max_pool", _stale_region_pool, None),
+    "nested_parallel": ("max_pool", _nested_parallel, "nested parallel"),
+    "nested_parallel_by_compute_at": ("mm_exp_mm", _nested_parallel_by_compute_at,
+                                      "nested parallel"),
+    "cache_read_inside_producer": ("avg_pool", _cache_read_inside_producer,
+                                   "no top-level copy"),
+    "rfactor_with_block_at_reduce_loop": ("guarded_reduce", _rfactor_with_block_at_reduce_loop,
+                                          "computed at reduction loop"),
+    "strided_reverse_compute_at": ("broadcast_chain", _strided_reverse_compute_at, "strided"),
+    "ragged_reverse_compute_at": ("broadcast_chain", _ragged_reverse_compute_at, "ragged"),
+    "aligned_fused_reverse_compute_at": ("broadcast_chain", _aligned_fused_reverse_compute_at,
+                                         None),
+}
+
+
+@pytest.mark.parametrize("case", list(REGRESSIONS))
+def test_schedule_fuzz_regressions(case: str) -> None:
+    """Minimized fuzzer findings: the last step is right, or refused with a clear error."""
+    name, steps, error = REGRESSIONS[case]
+    w = workload(name)
+    sch = w.fresh()
+    last = steps(sch)
+    if error is None:
+        last()
+    else:
+        with pytest.raises(ScheduleError, match=error):
+            last()
+    check_schedule(w, sch)

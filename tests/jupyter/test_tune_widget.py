@@ -66,6 +66,7 @@ def test_widget_shows_what_the_records_hold(tmp_path):
     np.testing.assert_allclose(points.y, [g for _, g in ok], rtol=1e-12)
     assert best_curve.y[-1] == pytest.approx(max(g for _, g in ok))
     assert list(best_curve.y) == sorted(best_curve.y)  # best so far never drops
+    assert best_curve.x[0] == ok[0][0] and best_curve.x[-1] == 8
     assert w.best_gflops[0] == pytest.approx(max(g for _, g in ok))
 
     # the cost model's view: one point per prediction, titled with the rank correlation

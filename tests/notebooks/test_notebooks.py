@@ -113,7 +113,32 @@ def check_01(text: str) -> None:
     assert "not yet: max abs error" in text  # the exercise ships unsolved, and says so
 
 
-CHECKS = {"01_tensor_expressions.ipynb": check_01}
+def check_02(text: str) -> None:
+    """Content of 02_manual_scheduling: every step correct, the trace replays, fusion."""
+    assert "67.2 MFLOP per run" in text
+    assert "replayed program is identical: True" in text
+    assert "after the mutation, C's outer i loop has extent 8" in text
+    assert "for i_0 in T.parallel(8):" in text
+    assert 'C = T.alloc_buffer((32, 64), "float32")' in text
+    assert text.count("(correct)") >= 12
+
+
+def check_03(text: str) -> None:
+    """Content of 03_auto_scheduling: sketches, a tune without errors, resume, conv2d."""
+    assert "sketch 1: C: cache_write+tile" in text and "sch.enter_postproc()" in text
+    assert re.search(r"16 programs measured, \d+ errors", text)
+    assert "the log now holds 24 records, 24 different programs" in text
+    assert "T_add: inline; conv2d_nchw: tile+fuse(T_relu); pad_temp: inline" in text
+    assert "(matches the numpy reference)" in text
+    for label in ("auto-scheduled", "hand schedule", "numpy (BLAS)", "naive"):
+        assert re.search(rf"{re.escape(label)}:\s+[0-9.]+ ms", text)
+
+
+CHECKS = {
+    "01_tensor_expressions.ipynb": check_01,
+    "02_manual_scheduling.ipynb": check_02,
+    "03_auto_scheduling.ipynb": check_03,
+}
 
 
 @pytest.mark.slow

@@ -115,10 +115,14 @@ def fast_options(log_file: str | None, trials: int, per_round: int, **kw) -> obj
     """TuningOptions for tests: short runs, results checked against the reference."""
     runner = kw.pop("runner", None) or auto_scheduler.LocalRunner(
         timeout=kw.pop("run_timeout", 10), min_repeat_ms=5, number=1)
+    # a generous build timeout: a candidate with a 512-step unroll budget can take seconds
+    # to compile, and CI machines are busy; a timeout here would be noise, not a finding
+    builder = auto_scheduler.LocalBuilder(timeout=120)
     callbacks = [auto_scheduler.RecordToFile(log_file)] if log_file else []
     return auto_scheduler.TuningOptions(
         num_measure_trials=trials, num_measures_per_round=per_round, verbose=0,
-        measure_callbacks=callbacks, runner=runner, check_correctness=True, **kw)
+        measure_callbacks=callbacks, builder=builder, runner=runner, check_correctness=True,
+        **kw)
 
 
 def fast_policy(task, seed: int = 0, **kw) -> auto_scheduler.SketchPolicy:

@@ -57,7 +57,10 @@ def test_conv2d_inlines_padding_and_fuses_bias_relu():
     sch.replay(sk.trace)
     text = sch.mod.script()
     assert "pad[" not in text and "pad =" not in text  # inlined: no buffer, no stage
-    assert text.index('stage "relu"') > text.index("for ")  # relu nested in conv's tile
+    # relu runs right after the second spatial tile level of conv (8 loops: b, o, y, x x 2)
+    leaves = sch.state.stage("conv").leaves
+    assert leaves[:8] == ["b_0", "o_0", "y_0", "x_0", "b_1", "o_1", "y_1", "x_1"]
+    assert sch.state.stage("relu").attach == ("after", "conv", "x_1")
 
 
 def test_softmax_like_gets_rfactor_variants_of_each_reduction():

@@ -1,11 +1,13 @@
 """The tutorial flow end to end: tune, check every program, apply / print the best, resume.
 
-One short search (two rounds on a 32^3 matmul) is shared by the module; the resume test
-continues it on a copy of its log.
+One test runs the whole flow on one short search (two rounds on a 32^3 matmul), each
+step a helper below: a module-scoped fixture would run the search once per xdist worker.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 
 import numpy as np
@@ -33,17 +35,21 @@ def new_task():
                                      target=TARGET)
 
 
-@pytest.fixture(scope="module")
-def tuned(tmp_path_factory):
-    """(task, log file, TuneResult) of a 16-trial search."""
-    log = str(tmp_path_factory.mktemp("tune") / "matmul.json")
+def test_tutorial_flow(tmp_path):
+    log = str(tmp_path / "matmul.json")
     task = new_task()
     policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
     result = task.tune(fast_options(log, TRIALS, PER_ROUND), search_policy=policy)
-    return task, log, result
+    tuned = (task, log, result)
+    every_measured_program_is_correct(tuned)
+    recorded_traces_replay_to_correct_programs(tuned)
+    stats_history_and_best(tuned)
+    apply_best_builds_the_fastest_program(tuned)
+    print_best_modes(tuned)
+    resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path)
 
 
-def test_every_measured_program_is_correct(tuned):
+def every_measured_program_is_correct(tuned):
     task, log, result = tuned
     records = list(auto_scheduler.load_records(log))
     assert len(records) == TRIALS == result.stats.trials
@@ -57,7 +63,7 @@ def test_every_measured_program_is_correct(tuned):
         assert len(res.costs) == 1 and 0 < res.costs[0] < 0.1
 
 
-def test_recorded_traces_replay_to_correct_programs(tuned):
+def recorded_traces_replay_to_correct_programs(tuned):
     task, log, _ = tuned
     records = list(auto_scheduler.load_records(log))
     for inp, _ in records[:: len(records) // 3][:3]:
@@ -65,7 +71,7 @@ def test_recorded_traces_replay_to_correct_programs(tuned):
         check_numeric(sch, sch.args)
 
 
-def test_stats_history_and_best(tuned):
+def stats_history_and_best(tuned):
     task, log, result = tuned
     costs = [r.mean_cost for _, r in auto_scheduler.load_records(log)]
     stats = result.stats
@@ -78,7 +84,7 @@ def test_stats_history_and_best(tuned):
     assert result.log_file == log and not result.stopped_early
 
 
-def test_apply_best_builds_the_fastest_program(tuned):
+def apply_best_builds_the_fastest_program(tuned):
     task, log, result = tuned
     inp, res = auto_scheduler.load_best_record(log, task)
     assert res.mean_cost == pytest.approx(result.best_cost)
@@ -95,21 +101,24 @@ def test_apply_best_builds_the_fastest_program(tuned):
     assert best_sch.mod.script() == sch.mod.script()
 
 
-def test_print_best_modes(tuned, capsys):
+def print_best_modes(tuned):
     task, log, _ = tuned
-    text = task.print_best(log)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        text = task.print_best(log)
     assert text.startswith("def apply_trace(sch):")
     assert "sample_perfect_tile(" in text and "sch.enter_postproc()" in text
-    tir_text = task.print_best(log, print_mode="tir")
+    assert out.getvalue() == text + "\n"  # printed, and returned
+    with contextlib.redirect_stdout(io.StringIO()):
+        tir_text = task.print_best(log, print_mode="tir")
+        ll = task.print_best(log, print_mode="ll")
     assert "def main(" in tir_text and "for " in tir_text
-    ll = task.print_best(log, print_mode="ll")
-    assert "define" in ll
-    assert capsys.readouterr().out.count("def apply_trace") == 1
+    assert "define" in ll and "@main" in ll
     with pytest.raises(Exception, match="needs a CUDA target"):
         task.print_best(log, print_mode="cuda")
 
 
-def test_resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path):
+def resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path):
     _, first_log, _ = tuned
     log = str(tmp_path / "resume.json")
     shutil.copy(first_log, log)
