@@ -375,7 +375,7 @@ def cpu_ours(f, ins: list, out: np.ndarray, min_repeat_ms: float, repeat: int) -
     """CPU seconds per run of a 1-thread module, on this thread's clock (time.thread_time):
     time the process spends descheduled by other jobs does not count."""
     per_run = time_ours(f, ins, out, 0, 1)
-    number = max(1, int(min_repeat_ms / 1e3 / per_run))
+    number = max(5, int(min_repeat_ms / 1e3 / per_run))
     evaluate = f.time_evaluator(number=number, repeat=1)
     results = []
     for _ in range(repeat):
@@ -390,7 +390,7 @@ def cpu_ours_threads(f, ins: list, out: np.ndarray, min_repeat_ms: float, repeat
     module. FLOPs per CPU second over the 1-thread figure is the parallel efficiency; on an
     idle machine the wall-clock speed-up is about threads x efficiency."""
     per_run = time_ours(f, ins, out, 0, 1)
-    number = max(1, int(min_repeat_ms / 1e3 / per_run))
+    number = max(5, int(min_repeat_ms / 1e3 / per_run))
     evaluate = f.time_evaluator(number=number, repeat=1)
     results = []
     for _ in range(repeat):

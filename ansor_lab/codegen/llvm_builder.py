@@ -925,7 +925,7 @@ class FunctionBuilder:
         LLVM could then keep no accumulator in a register across a loop (every store to
         the output might change an input).
 
-        Iterations are handed out dynamically, in chunks of about extent / (4 x threads)
+        Iterations are handed out dynamically, in chunks of about extent / (8 x threads)
         taken from a shared counter (one atomic add per chunk): on a machine shared with
         other jobs a thread that is descheduled no longer holds up its fixed half of the
         loop while the other thread idles at the barrier."""
@@ -951,7 +951,7 @@ class FunctionBuilder:
         lo = fb._as_i64(fb.expr(s.min))
         ext = fb._as_i64(fb.expr(s.extent))
         n64 = bld.sext(body.args[1], I64)
-        per = bld.sdiv(ext, bld.mul(n64, ir.Constant(I64, 4)))
+        per = bld.sdiv(ext, bld.mul(n64, ir.Constant(I64, 8)))
         one = ir.Constant(I64, 1)
         chunk = bld.select(bld.icmp_signed("<", per, one), one, per)
         grab = body.append_basic_block("par.grab")

@@ -193,12 +193,24 @@ def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
             ir.wait_for(state="visible")
             page.get_by_text(re.compile(r"\| Idle")).first.wait_for()  # all cells done
             before = ir.inner_text()
-            page.locator(".ansor-explorer .ansor-apply").first.click()
-            page.wait_for_function(
-                """(old) => { const p = document.querySelector('.ansor-explorer .ansor-ir');
-                              return p && p.innerText !== old
-                                && p.querySelectorAll('.ansor-ir-changed').length > 0; }""",
-                arg=before)
+            # make the explorer's cell the active one first: activating a cell scrolls the
+            # notebook, and a layout shift between mouse down and up loses a click
+            page.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
+            apply = page.locator(".ansor-explorer .ansor-apply").first
+            apply.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            changed = """(old) => { const p = document.querySelector('.ansor-explorer .ansor-ir');
+                return p && p.innerText !== old
+                       && p.querySelectorAll('.ansor-ir-changed').length > 0; }"""
+            for attempt in range(2):
+                apply.click()
+                try:
+                    page.wait_for_function(changed, arg=before, timeout=30_000)
+                    break
+                except sync_api.TimeoutError:
+                    steps = page.locator(".ansor-explorer .ansor-history").first.inner_text()
+                    if attempt or "no steps yet" not in steps:
+                        raise
             after = ir.inner_text()
             history = page.locator(".ansor-explorer .ansor-history").first.inner_text()
             page.screenshot(path=str(shot), full_page=True)
