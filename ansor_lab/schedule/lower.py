@@ -120,8 +120,8 @@ class _Lowerer:
         n_spatial = len(op.axis)
         # the op's whole domain: stage.root holds the region of the last bound inference,
         # which a later reorder / split of the target's loops may have made stale
-        full = ([E.IntImm(0)] * len(stage.root),
-                [int(iv.dom.extent) for iv in list(op.axis) + list(op.reduce_axis)])
+        axes = list(op.axis) + list(op.reduce_axis)
+        full = ([E.IntImm(int(iv.dom.min)) for iv in axes], [int(iv.dom.extent) for iv in axes])
         if stage.attach[0] == "after":
             return self.infer_region_after(stage, full)
         if stage.attach[0] != "at":

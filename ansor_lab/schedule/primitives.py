@@ -695,7 +695,8 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     for lp in spatial_leaves:
         leaf_values[lp] = E.IntImm(0)  # spatial values are not needed; keep pass_up happy
     values, guards = pass_up(st, leaf_values, extents)
-    mapping = {iv.var: values[it.name] for iv, it in zip(op.reduce_axis, st.root[ndim:])}
+    mapping = {iv.var: _offset(values[it.name], int(iv.dom.min))
+               for iv, it in zip(op.reduce_axis, st.root[ndim:])}
     old_spatial = [iv for iv in spatial if iv is not rf_axis]
     mapping.update({iv.var: new.var for iv, new in zip(op.axis, old_spatial)})
     src = E.substitute(body.source, mapping)
@@ -784,3 +785,8 @@ def set_scope(state: State, block: str, scope: str) -> None:
 def is_placeholder(state: State, block: str) -> bool:
     """True if ``block`` names an input."""
     return isinstance(state.stage(block).op, PlaceholderOp)
+
+
+def _offset(e: E.PrimExpr, lo: int) -> E.PrimExpr:
+    """``e + lo`` (a reduction axis may start above 0: te.reduce_axis((2, 5)))."""
+    return e if lo == 0 else E.Add(e, E.IntImm(lo), "int32")
