@@ -120,6 +120,7 @@ def ir_diff_html(old: str, new: str) -> tuple[str, list[int]]:
     body = "".join(rows)
     return (f'<div class="ansor-ir" style="font-family:monospace;font-size:12px;'
             f'line-height:1.35;max-height:420px;overflow:auto;border:1px solid #ddd;'
+            f'width:100%;box-sizing:border-box;'
             f'padding:4px;">{body}</div>'), sorted(changed)
 
 

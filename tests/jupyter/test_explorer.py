@@ -83,7 +83,7 @@ def test_undo_and_redo_replay_trace_prefixes(ex: ScheduleExplorer) -> None:
 
 
 def test_illegal_step_is_an_inline_error_and_changes_nothing(ex: ScheduleExplorer) -> None:
-    ex.widget  # the UI shows the error too
+    assert ex.widget is not None  # the UI shows the error too
     ex.apply("split", loop="j", factor=4)
     before_trace, before_ir = str(ex.schedule.trace), ex.ir_text
     n_insts, sch = len(ex.schedule.trace.insts), ex.schedule
@@ -117,7 +117,7 @@ def test_only_legal_compute_at_targets_are_offered(ex: ScheduleExplorer) -> None
 def test_measure_checks_against_numpy_and_stores_gflops(ex: ScheduleExplorer) -> None:
     flops = 32 * 24 * 16 * 2 + 32 * 24 * 2  # the matmul, then exp(C * 0.1)
     assert ex.flop_ct == flops
-    ex.widget
+    assert ex.widget is not None
     m0 = ex.measure()
     ex.select("C")
     ex.apply("split", loop="j", factor=8)
@@ -134,7 +134,8 @@ def test_measure_checks_against_numpy_and_stores_gflops(ex: ScheduleExplorer) ->
 
 
 def test_the_widget_drives_the_same_methods(ex: ScheduleExplorer) -> None:
-    ui = ex._ui if ex._ui is not None else (ex.widget, ex._ui)[1]
+    assert ex.widget is not None
+    ui = ex._ui
     assert "ansor-explorer" in ex.widget._dom_classes
     assert ui.block.options == ("C", "D") and ui.block.value == "D"
     assert [v for _, v in ui.loop.options] == [("D", "i"), ("D", "j")]

@@ -134,10 +134,27 @@ def check_03(text: str) -> None:
         assert re.search(rf"{re.escape(label)}:\s+[0-9.]+ ms", text)
 
 
+def check_04(text: str) -> None:
+    """Content of 04_reading_the_search: features, predictions, sketches, explanations,
+    roofline, the explorer and the iteration-order numbers."""
+    assert "16 records, best" in text and "139 features" in text
+    assert re.search(r"pairwise accuracy [01]\.\d\d", text)
+    assert "C: cache_write+tile" in text and "best GFLOPS" in text
+    assert "(rank 1)" in text and "same trace as the best record" in text
+    assert "+++ record" in text and "--- your schedule" in text
+    assert re.search(r"peak [0-9.]+ GFLOPS, bandwidth [0-9.]+ GB/s", text)
+    assert "hand: intensity 10.67 FLOP/byte" in text
+    assert "error shown inline: compute_at on block 'C'" in text
+    assert "after 3 steps:" in text and "correct: True" in text
+    assert " [[ 0  1  2  3 16 17 18 19]" in text  # tile 4x4
+    assert " [[ 0  0  0  0  1  1  1  1]" in text  # vectorize 4: lanes share a step
+
+
 CHECKS = {
     "01_tensor_expressions.ipynb": check_01,
     "02_manual_scheduling.ipynb": check_02,
     "03_auto_scheduling.ipynb": check_03,
+    "04_reading_the_search.ipynb": check_04,
 }
 
 
