@@ -49,21 +49,31 @@ def collect(names: list[str], trials: int, threads: int, sampler: str, log_dir: 
     logs = []
     for name in names:
         wl = WORKLOADS[name]
-        task = auto_scheduler.SearchTask(func=wl.func, args=wl.args,
-                                         target=tvm.Target(f"llvm -num-cores={threads}"))
+        task = auto_scheduler.SearchTask(
+            func=wl.func, args=wl.args, target=tvm.Target(f"llvm -num-cores={threads}")
+        )
         log = os.path.join(log_dir, f"cm_{name}_{sampler}_{trials}.json")
         if os.path.exists(log):
             os.remove(log)
         policy = None
         if sampler == "random":
             policy = auto_scheduler.SketchPolicy(
-                task, program_cost_model=auto_scheduler.RandomModel(0), verbose=0)
+                task, program_cost_model=auto_scheduler.RandomModel(0), verbose=0
+            )
         t0 = time.perf_counter()
-        task.tune(auto_scheduler.TuningOptions(
-            num_measure_trials=trials, num_threads=threads, verbose=0,
-            measure_callbacks=[auto_scheduler.RecordToFile(log)]), search_policy=policy)
-        print(f"  tuned {name}: {trials} trials in {time.perf_counter() - t0:.0f} s -> {log}",
-              flush=True)
+        task.tune(
+            auto_scheduler.TuningOptions(
+                num_measure_trials=trials,
+                num_threads=threads,
+                verbose=0,
+                measure_callbacks=[auto_scheduler.RecordToFile(log)],
+            ),
+            search_policy=policy,
+        )
+        print(
+            f"  tuned {name}: {trials} trials in {time.perf_counter() - t0:.0f} s -> {log}",
+            flush=True,
+        )
         logs.append(log)
     return logs
 
@@ -76,7 +86,8 @@ def featurize(logs: list[str]) -> dict:
             try:
                 sch = schedule_from_record(inp)
                 feats = auto_scheduler.program_features(
-                    lower_state(sch.state, sch.args, simplify=False))
+                    lower_state(sch.state, sch.args, simplify=False)
+                )
             except Exception as err:  # noqa: BLE001 - a record of an older version: skip it
                 print(f"  skipped a record of {path}: {err}")
                 continue
@@ -113,9 +124,12 @@ def evaluate(data: dict, split_fn, score_errors: bool, seed: int) -> tuple[dict,
             continue
         pred = model.predict([f for _, f, _ in test])
         truth = np.array([1.0 / c if np.isfinite(c) else 0.0 for _, _, c in test])
-        out[key] = {"pairwise": auto_scheduler.pairwise_accuracy(pred, truth),
-                    "top10_recall": top_recall(pred, truth), "n_test": len(test),
-                    "n_train": len(train_f)}
+        out[key] = {
+            "pairwise": auto_scheduler.pairwise_accuracy(pred, truth),
+            "top10_recall": top_recall(pred, truth),
+            "n_test": len(test),
+            "n_train": len(train_f),
+        }
     return out, model
 
 
@@ -131,16 +145,24 @@ def main(argv: list[str] | None = None) -> int:
     """Collect, featurize, fit, score, print."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--log", nargs="*", default=[], help="records files to use (no tuning)")
-    p.add_argument("--workloads", default="matmul512,conv_last",
-                   help=f"what to tune when no --log is given ({','.join(WORKLOADS)})")
+    p.add_argument(
+        "--workloads",
+        default="matmul512,conv_last",
+        help=f"what to tune when no --log is given ({','.join(WORKLOADS)})",
+    )
     p.add_argument("--trials", type=int, default=128, help="trials per workload when tuning")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--sampler", choices=("search", "random"), default="search",
-                   help="tune with the search (model-guided) or measure random programs")
+    p.add_argument(
+        "--sampler",
+        choices=("search", "random"),
+        default="search",
+        help="tune with the search (model-guided) or measure random programs",
+    )
     p.add_argument("--splits", type=int, default=5, help="random splits to average over")
     p.add_argument("--test-frac", type=float, default=0.3)
-    p.add_argument("--score-errors", action="store_true",
-                   help="also score failed records (throughput 0)")
+    p.add_argument(
+        "--score-errors", action="store_true", help="also score failed records (throughput 0)"
+    )
     p.add_argument("--top", type=int, default=15, help="feature importances to print")
     p.add_argument("--log-dir", help="where tuning logs go (default: a temp dir)")
     p.add_argument("--json", help="write the numbers to this JSON file")
@@ -155,16 +177,19 @@ def main(argv: list[str] | None = None) -> int:
         logs = collect(names, args.trials, args.threads, args.sampler, log_dir)
     t0 = time.perf_counter()
     data = featurize(logs)
-    print(f"featurized {sum(len(v) for v in data.values())} records of {len(data)} "
-          f"workload(s) in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"featurized {sum(len(v) for v in data.values())} records of {len(data)} "
+        f"workload(s) in {time.perf_counter() - t0:.1f} s"
+    )
     for key, rows in data.items():
         ok = [r for r in rows if np.isfinite(r[2])]
         gf = "-"
         if ok:
             costs = sorted(r[2] for r in ok)
             gf = f"{costs[0] * 1e3:.2f} .. {costs[-1] * 1e3:.1f} ms"
-        print(f"  {short(key):<12} {len(rows):>5} records, {len(rows) - len(ok)} failed, "
-              f"times {gf}")
+        print(
+            f"  {short(key):<12} {len(rows):>5} records, {len(rows) - len(ok)} failed, times {gf}"
+        )
 
     results: dict = {}
     random_runs = []
@@ -187,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     chrono, _ = evaluate(data, csplit, args.score_errors, seed=0)
 
     print(f"\npairwise ranking accuracy on held-out records ({args.test_frac:.0%} per workload)")
-    print(f"{'workload':<13}{'n test':>7}{'random split':>20}{'top-10% recall':>16}"
-          f"{'chronological':>15}{'verdict':>9}")
+    print(
+        f"{'workload':<13}{'n test':>7}{'random split':>20}{'top-10% recall':>16}"
+        f"{'chronological':>15}{'verdict':>9}"
+    )
     verdicts = []
     for key in data:
         accs = [r[key]["pairwise"] for r in random_runs if key in r]
@@ -200,13 +227,21 @@ def main(argv: list[str] | None = None) -> int:
         ch = chrono.get(key, {}).get("pairwise", float("nan"))
         verdict = "PASS" if mean >= 0.8 else "FAIL"
         verdicts.append((short(key), verdict, mean))
-        print(f"{short(key):<13}{random_runs[0][key]['n_test']:>7}"
-              f"{mean:>12.3f} ± {sd:.3f}{statistics.fmean(recs):>16.2f}{ch:>15.3f}{verdict:>9}")
-        results[short(key)] = {"pairwise_mean": mean, "pairwise_sd": sd, "splits": accs,
-                               "top10_recall": statistics.fmean(recs),
-                               "chronological": ch}
-    print("random split: mean ± sd over splits; chronological: train on the first "
-          f"{1 - args.test_frac:.0%} of each log, test on the rest")
+        print(
+            f"{short(key):<13}{random_runs[0][key]['n_test']:>7}"
+            f"{mean:>12.3f} ± {sd:.3f}{statistics.fmean(recs):>16.2f}{ch:>15.3f}{verdict:>9}"
+        )
+        results[short(key)] = {
+            "pairwise_mean": mean,
+            "pairwise_sd": sd,
+            "splits": accs,
+            "top10_recall": statistics.fmean(recs),
+            "chronological": ch,
+        }
+    print(
+        "random split: mean ± sd over splits; chronological: train on the first "
+        f"{1 - args.test_frac:.0%} of each log, test on the rest"
+    )
 
     full = auto_scheduler.RandomForestModel(seed=0)
     every = [(f, c, key) for key, rows in data.items() for _, f, c in rows]
@@ -221,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as fh:
-            json.dump({"logs": logs, "results": results,
-                       "importances": [(n, float(v)) for n, v in imps]}, fh, indent=2)
+            json.dump(
+                {"logs": logs, "results": results, "importances": [(n, float(v)) for n, v in imps]},
+                fh,
+                indent=2,
+            )
         print(f"wrote {args.json}")
     return 0
 

@@ -58,8 +58,11 @@ def workload(spec: dict):
         kernel = te.placeholder((kk, c, r, r), name="kernel")
         bias = te.placeholder((kk,), name="bias")
         conv = topi.nn.conv2d_nchw(data, kernel, 1, pad, 1, out_dtype="float32")
-        out = te.compute(conv.shape, lambda b, f, y, x: te.max(
-            conv[b, f, y, x] + bias[f], te.const(0.0, "float32")), name="T_relu")
+        out = te.compute(
+            conv.shape,
+            lambda b, f, y, x: te.max(conv[b, f, y, x] + bias[f], te.const(0.0, "float32")),
+            name="T_relu",
+        )
         oh = hw + 2 * pad - r + 1
         flops = 2.0 * n * kk * oh * oh * c * r * r + 2.0 * n * kk * oh * oh
         return [data, kernel, bias, out], flops, lambda d, w, b: _np_conv(d, w, b, pad)
@@ -139,8 +142,9 @@ def main() -> int:
     import_s = time.perf_counter() - t_import
     tensors, flops, np_fn = workload(spec["workload"])
     mod = tvm.IRModule({"main": te.create_prim_func(tensors)})
-    target = tvm.target.Target({"kind": "llvm", "mcpu": spec.get("mcpu", "rocketlake"),
-                                "num-cores": threads})
+    target = tvm.target.Target(
+        {"kind": "llvm", "mcpu": spec.get("mcpu", "rocketlake"), "num-cores": threads}
+    )
 
     snaps: dict[int, dict] = {}
     state = {"trials": 0, "best": math.inf, "best_mod": None}
@@ -149,8 +153,9 @@ def main() -> int:
     class Snapshot(ms.measure_callback.PyMeasureCallback):
         """Keep the best schedule so far and snapshot it at each budget."""
 
-        def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
-                  runner_results) -> None:
+        def apply(
+            self, task_scheduler, task_id, measure_candidates, builder_results, runner_results
+        ) -> None:
             for cand, br, rr in zip(measure_candidates, builder_results, runner_results):
                 state["trials"] += 1
                 if br.error_msg is None and rr.error_msg is None and rr.run_secs:
@@ -160,25 +165,44 @@ def main() -> int:
                         state["best_mod"] = cand.sch.mod
             for b in budgets:
                 if b not in snaps and state["trials"] >= b:
-                    snaps[b] = {"trials": state["trials"], "wall_s": time.perf_counter() - t0,
-                                "cpu_s": tree_cpu_seconds() - cpu0,
-                                "tuner_best_gflops": flops / state["best"] / 1e9,
-                                "mod": state["best_mod"]}
+                    snaps[b] = {
+                        "trials": state["trials"],
+                        "wall_s": time.perf_counter() - t0,
+                        "cpu_s": tree_cpu_seconds() - cpu0,
+                        "tuner_best_gflops": flops / state["best"] / 1e9,
+                        "mod": state["best_mod"],
+                    }
 
-    builder = ms.builder.LocalBuilder(max_workers=max(1, min(os.cpu_count() or 1, 2)),
-                                      timeout_sec=120, initializer=ms_init.init_worker)
+    builder = ms.builder.LocalBuilder(
+        max_workers=max(1, min(os.cpu_count() or 1, 2)),
+        timeout_sec=120,
+        initializer=ms_init.init_worker,
+    )
     runner = ms.runner.LocalRunner(timeout_sec=30)
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [Snapshot()]
     t0 = time.perf_counter()
     cpu0 = tree_cpu_seconds()
-    ms.tune_tir(mod, target, work_dir, max_trials_global=max(budgets),
-                num_trials_per_iter=round_size, builder=builder, runner=runner,
-                measure_callbacks=callbacks, num_tuning_cores=threads, seed=spec.get("seed"))
+    ms.tune_tir(
+        mod,
+        target,
+        work_dir,
+        max_trials_global=max(budgets),
+        num_trials_per_iter=round_size,
+        builder=builder,
+        runner=runner,
+        measure_callbacks=callbacks,
+        num_tuning_cores=threads,
+        seed=spec.get("seed"),
+    )
     wall = time.perf_counter() - t0
     if max(budgets) not in snaps and state["best_mod"] is not None:  # space ran out early
-        snaps[max(budgets)] = {"trials": state["trials"], "wall_s": wall, "cpu_s": 0.0,
-                               "tuner_best_gflops": flops / state["best"] / 1e9,
-                               "mod": state["best_mod"]}
+        snaps[max(budgets)] = {
+            "trials": state["trials"],
+            "wall_s": wall,
+            "cpu_s": 0.0,
+            "tuner_best_gflops": flops / state["best"] / 1e9,
+            "mod": state["best_mod"],
+        }
     if max(budgets) in snaps:
         snaps[max(budgets)]["wall_s"] = wall
         snaps[max(budgets)]["cpu_s"] = tree_cpu_seconds() - cpu0
@@ -191,32 +215,53 @@ def main() -> int:
         lib = tvm.compile(s["mod"], target=target)
         f = lib.jit() if hasattr(lib, "jit") else lib
         dev = tvm.cpu(0)
-        arrays = [rng.uniform(-1, 1, size=[int(d) for d in t.shape]).astype("float32")
-                  for t in tensors]
+        arrays = [
+            rng.uniform(-1, 1, size=[int(d) for d in t.shape]).astype("float32") for t in tensors
+        ]
         nd = [tvm.runtime.tensor(a, dev) for a in arrays]
         f["main"](*nd)
         got = nd[-1].numpy()
         want = np_fn(*[a.astype("float64") for a in arrays[:-1]])
         err = float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
-        ev = f.time_evaluator("main", dev, number=timing["number"], repeat=timing["repeat"],
-                              min_repeat_ms=timing["min_repeat_ms"])
+        ev = f.time_evaluator(
+            "main",
+            dev,
+            number=timing["number"],
+            repeat=timing["repeat"],
+            min_repeat_ms=timing["min_repeat_ms"],
+        )
         res = ev(*nd)
         med = statistics.median(list(res.results))
         cpu_gflops = None
         if threads == 1:  # the CPU clock, as bench_tune.py measures it for ours and numpy
             main_fn = f["main"]
-            cpu = cpu_times(lambda fn=main_fn, a=nd: fn(*a), timing["repeat"],
-                            timing["min_repeat_ms"])
+            cpu = cpu_times(
+                lambda fn=main_fn, a=nd: fn(*a), timing["repeat"], timing["min_repeat_ms"]
+            )
             cpu_gflops = flops / statistics.median(cpu) / 1e9
-        out[b] = {"trials": s["trials"], "wall_s": s["wall_s"], "cpu_s": s["cpu_s"],
-                  "tuner_best_gflops": s["tuner_best_gflops"], "best_s": med,
-                  "best_gflops": flops / med / 1e9, "cpu_gflops": cpu_gflops,
-                  "rel_error": err}
-        print(f"MS {spec['workload']['name']} t{threads} @{b}: {flops / med / 1e9:.1f} GFLOPS "
-              f"(cpu clock {cpu_gflops or 0:.1f}, tuner said {s['tuner_best_gflops']:.1f}), "
-              f"wall {s['wall_s']:.0f} s, rel err {err:.1e}", flush=True)
-    info = {"tvm": tvm.__version__, "import_s": import_s, "target": str(target),
-            "work_dir": work_dir, "total_trials": state["trials"]}
+        out[b] = {
+            "trials": s["trials"],
+            "wall_s": s["wall_s"],
+            "cpu_s": s["cpu_s"],
+            "tuner_best_gflops": s["tuner_best_gflops"],
+            "best_s": med,
+            "best_gflops": flops / med / 1e9,
+            "cpu_gflops": cpu_gflops,
+            "rel_error": err,
+        }
+        print(
+            f"MS {spec['workload']['name']} t{threads} @{b}: {flops / med / 1e9:.1f} GFLOPS "
+            f"(cpu clock {cpu_gflops or 0:.1f}, tuner said {s['tuner_best_gflops']:.1f}), "
+            f"wall {s['wall_s']:.0f} s, rel err {err:.1e}",
+            flush=True,
+        )
+    info = {
+        "tvm": tvm.__version__,
+        "import_s": import_s,
+        "target": str(target),
+        "work_dir": work_dir,
+        "total_trials": state["trials"],
+    }
     with open(args.out, "w") as fh:
         json.dump({"checkpoints": out, "info": info}, fh, indent=2)
     return 0

@@ -290,8 +290,8 @@ class Fuzzer:
         b = self.block()
         ndim = len(self.sch.state.stage(self.sch.get(b).name).op.shape)
         factor = self.c.choice([4, 8, 16], "factor")
-        self.call("storage_align", b, 0, self.c.integer(0, max(0, ndim - 2)), factor,
-                               self.c.integer(0, factor - 1, "offset"))
+        axis = self.c.integer(0, max(0, ndim - 2), "axis")
+        self.call("storage_align", b, 0, axis, factor, self.c.integer(0, factor - 1, "offset"))
 
     STEPS = {  # name -> weight
         "split": 6, "fuse": 3, "reorder": 4, "annotate_loop": 4, "annotate": 1,
