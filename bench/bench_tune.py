@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_tune.py --quick                       # smoke check, ~2 min
     .venv/bin/python bench/bench_tune.py --workloads matmul1024 --trials 64,256 --threads 1
+    .venv/bin/python bench/bench_tune.py --merge run1.json run2.json   # medians of saved runs
     ANSOR_BENCH_TVM_PYTHON=/root/tvmvenv/bin/python .venv/bin/python bench/bench_tune.py \
         --workloads matmul512,matmul1024,chain512,conv_last --trials 64,256 --threads 1,2 \
         --json bench/results/tune.json
@@ -818,7 +819,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log-dir", help="keep tuning logs here (default: a temp dir)")
     p.add_argument("--verbose", type=int, default=0, help="tuner verbosity (1: progress bar)")
     p.add_argument("--json", help="write all numbers to this JSON file")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="tune nothing: print the median tables of earlier --json outputs",
+    )
     args = p.parse_args(argv)
+    if args.merge:
+        rows = []
+        for path in args.merge:
+            with open(path) as fh:
+                rows += json.load(fh)["rows"]
+        summary = medians(rows)
+        print_table(summary)
+        print()
+        for what, verdict, detail in verdicts(summary):
+            print(f"{verdict:<5} {what}: {detail}")
+        return 0
 
     names = [w.strip() for w in args.workloads.split(",") if w.strip()]
     unknown = [w for w in names if w not in WORKLOADS]

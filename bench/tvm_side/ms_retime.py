@@ -34,7 +34,7 @@ def main() -> int:
     )
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--number", type=int, default=5)
-    p.add_argument("--min-repeat-ms", type=float, default=50)
+    p.add_argument("--min-repeat-ms", type=int, default=50)
     p.add_argument("--mcpu", default="rocketlake")
     args = p.parse_args()
 

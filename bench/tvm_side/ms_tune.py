@@ -228,7 +228,7 @@ def main() -> int:
             dev,
             number=timing["number"],
             repeat=timing["repeat"],
-            min_repeat_ms=timing["min_repeat_ms"],
+            min_repeat_ms=int(timing["min_repeat_ms"]),
         )
         res = ev(*nd)
         med = statistics.median(list(res.results))
