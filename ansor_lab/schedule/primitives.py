@@ -9,8 +9,8 @@ the primitive, the block and loop, and the reason.
 from __future__ import annotations
 
 from ..dsl import expr as E
-from ..dsl.intrin import reduce_identity  # noqa: F401 - re-exported for rfactor users
-from ..dsl.tensor import THREAD_TAGS, ComputeOp, PlaceholderOp
+from ..dsl.intrin import reduce_identity
+from ..dsl.tensor import THREAD_TAGS, ComputeOp
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
 from .state import (
@@ -47,11 +47,6 @@ def leaf(state: State, block: str, loop: str, prim: str) -> Stage:
             )
         raise _err(prim, block, "no such loop", loop)
     return st
-
-
-def _is_output(state: State, st: Stage) -> bool:
-    names = {t.name for t in state.outputs} | {t.name for t in (state.args or [])}
-    return st.op.name in names
 
 
 def _move_attachments(state: State, block: str, old: str, new: str) -> None:
@@ -345,7 +340,7 @@ def compute_at(state: State, block: str, target: str, loop: str) -> None:
     leaf(state, target, loop, "compute_at")
     if target == block:
         raise _err("compute_at", block, "cannot compute a block at its own loop", loop)
-    if _is_output(state, st):
+    if state.is_output(st):
         raise _err("compute_at", block, "is an output of the function; it must stay at root")
     if target not in _transitive_consumers(state, block):
         raise _err(
@@ -435,7 +430,7 @@ def compute_inline(state: State, block: str) -> None:
             "compute_inline", block,
             "is a reduction and cannot be inlined; compute_at it into its consumer instead",
         )
-    if _is_output(state, st):
+    if state.is_output(st):
         raise _err("compute_inline", block, "is an output of the function and must be computed")
     if not state.consumers(block):
         raise _err("compute_inline", block, "has no consumer to inline into")
@@ -466,7 +461,7 @@ def reverse_compute_inline(state: State, block: str) -> None:
             f"its producer {prod.name!r} is a reduction: the epilogue would run on partial "
             "sums; use reverse_compute_at to a loop outside the reduction instead",
         )
-    if _is_output(state, prod):
+    if state.is_output(prod):
         raise _err("reverse_compute_inline", block, f"its producer {prod.name!r} is an output")
     if len(state.consumers(prod.name)) != 1:
         raise _err("reverse_compute_inline", block, f"{prod.name!r} has other consumers")
@@ -768,7 +763,7 @@ def storage_align(state: State, block: str, axis: int, factor: int, offset: int)
     if factor < 1 or not 0 <= offset < factor:
         raise _err("storage_align", block, f"need factor >= 1 and 0 <= offset < factor, got "
                    f"factor={factor}, offset={offset}")
-    if _is_output(state, st):
+    if state.is_output(st):
         raise _err("storage_align", block, "writes a function argument, whose layout is fixed")
     st.storage_align[axis] = (factor, offset)
 
@@ -777,14 +772,10 @@ def set_scope(state: State, block: str, scope: str) -> None:
     """Change the storage scope of the buffer ``block`` writes."""
     st = compute_stage(state, block, "set_scope")
     _check_scope("set_scope", block, scope)
-    if _is_output(state, st) and scope != "global":
+    if state.is_output(st) and scope != "global":
         raise _err("set_scope", block, "writes a function argument, which must stay global")
     st.scope = scope
 
-
-def is_placeholder(state: State, block: str) -> bool:
-    """True if ``block`` names an input."""
-    return isinstance(state.stage(block).op, PlaceholderOp)
 
 
 def _offset(e: E.PrimExpr, lo: int) -> E.PrimExpr:

@@ -190,6 +190,11 @@ class State:
         """Input ops."""
         return [s.op for s in self.stages.values() if isinstance(s.op, PlaceholderOp)]
 
+    def is_output(self, st: Stage) -> bool:
+        """True when ``st`` writes an output or argument tensor (it must stay computed)."""
+        names = {t.name for t in self.outputs} | {t.name for t in (self.args or [])}
+        return st.op.name in names
+
     def by_op_name(self, op_name: str) -> Stage:
         """The stage writing the tensor called ``op_name``."""
         for s in self.stages.values():

@@ -350,10 +350,6 @@ class Schedule:
                    lambda s: P.pragma(s, block, name, ann_key, value))
 
     # -- compute locations ------------------------------------------------------------
-    def _location(self, loop: Any, prim: str) -> tuple | None:
-        value = self._lookup(loop, LoopRV, prim)
-        return None if value in (_ROOT, _INLINE) else value
-
     def compute_at(self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False,
                    index: int = -1) -> None:
         """Compute ``block`` inside ``loop`` of one of its consumers (only the region used)."""
@@ -528,7 +524,7 @@ class Schedule:
         b = self._block(block, "sample_compute_location")
         cands = self.compute_location_candidates(block)
         st = self.state.stage(b)
-        inlinable = not st.op.reduce_axis and not P._is_output(self.state, st)
+        inlinable = not st.op.reduce_axis and not self.state.is_output(st)
         choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
         if decision is None:
             decision = self._rng.choice(choices)

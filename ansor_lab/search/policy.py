@@ -20,7 +20,7 @@ from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
 from .sketch import Sketch, annotate_sampling, generate_sketches
-from .space import Candidate, SearchSpace
+from .space import Candidate, SearchSpace, freeze
 
 DEFAULT_PARAMS = {
     "population": 96,  # evolutionary population size
@@ -253,7 +253,7 @@ class SketchPolicy:
                 continue
             if inp.sketch >= len(self.sketches):
                 continue
-            cand = Candidate(inp.sketch, _freeze(inp.decisions))
+            cand = Candidate(inp.sketch, freeze(inp.decisions))
             self.measured[cand.key] = res.mean_cost
             n += 1
             if res.error_no == 0:
@@ -268,9 +268,3 @@ class SketchPolicy:
         if feats:
             self.model.update(feats, costs, [self.task.workload_key] * len(costs))
         return n
-
-
-def _freeze(x):
-    if isinstance(x, (list, tuple)):
-        return tuple(_freeze(v) for v in x)
-    return x

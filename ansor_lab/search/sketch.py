@@ -38,11 +38,6 @@ UNROLL_CHOICES = (0, 16, 64)
 # Stage analysis (on the current State, so earlier rules are taken into account)
 
 
-def _is_output(state: State, st: Stage) -> bool:
-    names = {t.name for t in state.outputs} | {t.name for t in (state.args or [])}
-    return st.op.name in names
-
-
 def is_injective(st: Stage) -> bool:
     """No reduction axes."""
     return not st.op.reduce_axis
@@ -56,7 +51,7 @@ def has_expensive_op(st: Stage) -> bool:
 
 def is_strictly_inlineable(state: State, st: Stage) -> bool:
     """Ansor's always-inline condition: elementwise, cheap, not an output, has readers."""
-    return (is_injective(st) and not has_expensive_op(st) and not _is_output(state, st)
+    return (is_injective(st) and not has_expensive_op(st) and not state.is_output(st)
             and bool(effective_consumers(state, st.name)))
 
 
@@ -305,7 +300,7 @@ def annotate_sampling(sch: Schedule, num_cores: int) -> None:
         tiled = any(r for r in st.relations)
         if not tiled and st.attach[0] == "root":
             consumers = effective_consumers(state, st.name)
-            if len(consumers) == 1 and not _is_output(state, st):
+            if len(consumers) == 1 and not state.is_output(st):
                 loc = sch.sample_compute_location(sch.get_block(st.name))
                 sch.compute_at(sch.get_block(st.name), loc)
         st = sch.state.stage(st.name)

@@ -24,12 +24,13 @@ class Candidate:
     @property
     def key(self) -> tuple:
         """Hashable identity (used to skip programs already measured)."""
-        return (self.sketch, _freeze(self.decisions))
+        return (self.sketch, freeze(self.decisions))
 
 
-def _freeze(x):
+def freeze(x):
+    """Lists (from JSON) as tuples, recursively: decisions become hashable."""
     if isinstance(x, (list, tuple)):
-        return tuple(_freeze(v) for v in x)
+        return tuple(freeze(v) for v in x)
     return x
 
 
@@ -61,7 +62,7 @@ class SearchSpace:
 
     def _read_decisions(self, sketch: int, sch: Schedule) -> tuple:
         insts = sch.trace.insts
-        return tuple(_freeze(insts[k].decision) for k in self._sampling[sketch])
+        return tuple(freeze(insts[k].decision) for k in self._sampling[sketch])
 
     def sample(self, sketch: int | None = None) -> tuple[Candidate, Schedule] | None:
         """A random candidate (fresh decisions everywhere) and its schedule."""
@@ -106,7 +107,7 @@ class SearchSpace:
                 new = self.rng.choice(steps)
             if new is not None:
                 decisions = list(cand.decisions)
-                decisions[pos] = _freeze(new)
+                decisions[pos] = freeze(new)
                 return Candidate(cand.sketch, tuple(decisions))
         return None
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
 from ..measure.records import MeasureInput, MeasureResult
+from .space import freeze
 
 
 class SearchCallback:
@@ -179,7 +180,7 @@ class TuneSession:
             self.exhausted = True
             return []
         predicted = [policy.last_predictions.get(
-            (inp.sketch, _freeze(inp.decisions)), float("nan")) for inp in inputs]
+            (inp.sketch, freeze(inp.decisions)), float("nan")) for inp in inputs]
         t1 = time.perf_counter()
         results = self.measurer.measure(task, policy, inputs)
         stats.measure_time += time.perf_counter() - t1
@@ -245,9 +246,3 @@ def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
             bar.close()
         result = session.finish()
     return result
-
-
-def _freeze(x):
-    if isinstance(x, (list, tuple)):
-        return tuple(_freeze(v) for v in x)
-    return x
