@@ -8,14 +8,51 @@ from .visitor import IRMutator
 
 AUTO_UNROLL = "pragma_auto_unroll_max_step"
 UNROLL_EXPLICIT = "pragma_unroll_explicit"
+#: Pragmas that hold for the whole loop nest under the annotated loop (TVM's pragma scope)
+SCOPED_PRAGMAS = (AUTO_UNROLL, UNROLL_EXPLICIT)
+
+
+def push_scoped_pragmas(s: N.Stmt, annotations: tuple) -> N.Stmt:
+    """Hand the scoped pragmas of a vanishing loop (extent 1) to the loops under it.
+
+    Ansor puts the unroll budget on a stage's outermost loop; a batch loop of extent 1
+    is dropped when the program is simplified, and its budget must not go with it.
+    A loop's own setting wins over the inherited one.
+    """
+    items = tuple((k, v) for k, v in annotations if k in SCOPED_PRAGMAS)
+    if not items:
+        return s
+    if isinstance(s, N.For):
+        own = dict(s.annotations)
+        merged = tuple(sorted({**dict(items), **own}.items()))
+        return N.For(s.loop_var, s.min, s.extent, s.kind, s.body, s.thread_tag, merged)
+    if isinstance(s, N.SeqStmt):
+        return N.SeqStmt(tuple(push_scoped_pragmas(x, items) for x in s.seq))
+    if isinstance(s, N.Allocate):
+        return N.Allocate(s.buffer, push_scoped_pragmas(s.body, items))
+    if isinstance(s, N.Block):
+        return N.Block(s.name, push_scoped_pragmas(s.body, items), s.annotations)
+    if isinstance(s, N.LetStmt):
+        return N.LetStmt(s.var, s.value, push_scoped_pragmas(s.body, items))
+    if isinstance(s, N.IfThenElse):
+        other = push_scoped_pragmas(s.else_case, items) if s.else_case is not None else None
+        return N.IfThenElse(s.condition, push_scoped_pragmas(s.then_case, items), other)
+    return s
 
 
 def _steps(s: N.Stmt) -> int | None:
-    """Statements executed by ``s`` if all its loops ran (None for a non-constant loop)."""
+    """Statements executed by ``s`` if all its loops ran (None for a non-constant loop).
+
+    A vectorized loop is one step: it becomes one vector statement, as in TVM, where
+    VectorizeLoop runs before UnrollLoop (counting its lanes would keep a 16 x 32-lane
+    register tile from being unrolled under a 64-step budget).
+    """
     if isinstance(s, N.For):
         if not isinstance(s.extent, E.IntImm):
             return None
         inner = _steps(s.body)
+        if s.kind == "vectorized":
+            return inner
         return None if inner is None else s.extent.value * inner
     if isinstance(s, N.SeqStmt):
         total = 0

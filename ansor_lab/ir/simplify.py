@@ -18,6 +18,7 @@ import numpy as np
 from ..dsl import dtypes
 from ..dsl import expr as E
 from . import nodes as N
+from .passes import push_scoped_pragmas
 from .visitor import IRMutator
 
 INF = math.inf
@@ -515,8 +516,10 @@ class _StmtSimplifier(IRMutator):
         lo = self.visit_expr(s.min)
         ext = self.visit_expr(s.extent)
         if isinstance(ext, E.IntImm) and ext.value == 1 and s.kind != "thread_binding":
-            # a loop of one iteration is its body with the variable fixed
-            body = _substitute_stmt(s.body, {s.loop_var: lo})
+            # a loop of one iteration is its body with the variable fixed (and its scoped
+            # pragmas, such as an unroll budget, handed to the loops inside)
+            body = push_scoped_pragmas(_substitute_stmt(s.body, {s.loop_var: lo}),
+                                       s.annotations)
             return self.visit_stmt(body)
         if isinstance(ext, E.IntImm) and ext.value <= 0:
             return N.NOP

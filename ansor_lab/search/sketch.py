@@ -28,10 +28,10 @@ from ..schedule.tir_schedule import Schedule
 CPU_STRUCTURE = "SSRSRS"
 #: Largest innermost tile (it becomes the vectorized loop).
 MAX_INNERMOST = 64
-#: Unroll budgets the search chooses from (pragma_auto_unroll_max_step). Ansor also
-#: offers 512, but here code is generated in Python: a 512-step unroll of a vectorized
-#: tile emits ~1 MB of LLVM IR and takes seconds to build, past the builder's timeout.
-UNROLL_CHOICES = (0, 16, 64)
+#: Unroll budgets the search chooses from (pragma_auto_unroll_max_step), Ansor's CPU
+#: choices. A vectorized loop counts as one step (as in TVM), so 512 unrolls e.g. a
+#: 2 x 7 register tile over a 3 x 3 window: the convolutions need it.
+UNROLL_CHOICES = (0, 16, 64, 512)
 
 
 # --------------------------------------------------------------------------------------
@@ -49,10 +49,24 @@ def has_expensive_op(st: Stage) -> bool:
                for n in E.post_order(st.op.body[0]))
 
 
+def has_branch(st: Stage) -> bool:
+    """The body chooses between values (``if_then_else`` / ``select``), e.g. padding."""
+    return any((isinstance(n, E.Call) and n.op == "if_then_else") or isinstance(n, E.Select)
+               for n in E.post_order(st.op.body[0]))
+
+
 def is_strictly_inlineable(state: State, st: Stage) -> bool:
-    """Ansor's always-inline condition: elementwise, cheap, not an output, has readers."""
-    return (is_injective(st) and not has_expensive_op(st) and not state.is_output(st)
-            and bool(effective_consumers(state, st.name)))
+    """Ansor's always-inline condition: elementwise, cheap, branch-free, not an output,
+    has readers.
+
+    A stage with a branch (a padding) is left to the compute-location sampling instead
+    (inline, root, or a loop of its consumer), as Ansor's access analysis and
+    MetaSchedule's CPU ``AutoInline(disallow_if_then_else=True)`` do: inlined into a
+    convolution, the padding's guard runs in the innermost loop on every multiply-add,
+    while computed per outer tile it costs one small copy and the inner loop has no guard.
+    """
+    return (is_injective(st) and not has_expensive_op(st) and not has_branch(st)
+            and not state.is_output(st) and bool(effective_consumers(state, st.name)))
 
 
 def needs_multi_level_tiling(state: State, st: Stage) -> bool:

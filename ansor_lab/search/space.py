@@ -99,11 +99,12 @@ class SearchSpace:
                     choices = [c for c in range(n) if c != cand.decisions[pos]]
                     new = self.rng.choice(choices)
             elif inst.kind == "SampleComputeLocation":
-                # a neighbouring loop (or root): the number of candidate loops is not known
-                # here, and a uniform draw from a fixed range points past them most of the
-                # time (4 of 5 such children were invalid on softmax and row sums)
+                # a neighbouring place (a loop, root = -1, or inline = -2, which replay
+                # refuses where it is not allowed): the number of candidate loops is not
+                # known here, and a uniform draw from a fixed range points past them most
+                # of the time (4 of 5 such children were invalid on softmax and row sums)
                 cur = int(cand.decisions[pos])
-                steps = [d for d in (cur - 1, cur + 1) if d >= -1]
+                steps = [d for d in (cur - 1, cur + 1) if d >= -2]
                 new = self.rng.choice(steps)
             if new is not None:
                 decisions = list(cand.decisions)

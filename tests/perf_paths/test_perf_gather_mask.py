@@ -215,3 +215,21 @@ def test_overhanging_register_tile_stays_in_registers(rand):
     out = np.empty((m, n), np.float32)
     f(a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_branch_free_odd_width_is_one_vector(rand):
+    """A 7-wide row (a 7x7 feature map) without guards is one <7 x float> vector, which
+    LLVM keeps in one register, not three chunks of 4 + 2 + 1."""
+    A = te.placeholder((8, 7), name="A")
+    B = te.compute((8, 7), lambda i, j: A[i, j] * 3.0 + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    _, j = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(j)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "j (extent 7): vectorized -> SIMD x7 [vector_loads=1, vector_stores=1]" \
+        in f.loop_report(), f.loop_report()
+    assert "<7 x float>" in f.get_source("ll-unopt")
+    a = rand((8, 7))
+    b = np.full_like(a, np.nan)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6, atol=1e-6)

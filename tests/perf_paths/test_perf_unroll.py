@@ -112,3 +112,38 @@ def test_unroll_of_a_reduction_keeps_results_exact(rand):
     s = np.empty(16, np.int32)
     f(a, s)
     np.testing.assert_array_equal(s, (a * a).sum(axis=1))
+
+
+def test_auto_unroll_counts_a_vectorized_loop_as_one_step(rand):
+    """As in TVM (VectorizeLoop runs before UnrollLoop): a 16-row x 32-lane tile is 16
+    steps, so a 16-step budget unrolls the rows."""
+    A = te.placeholder((4, 16, 32), name="A")
+    B = te.compute((4, 16, 32), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    i, j, k = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(k)
+    sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+    f = tvm.build(sch.mod, target="llvm")
+    assert _headers(f) == {"i"}
+    assert "j (extent 16): unrolled -> unrolled" in f.loop_report()
+    _check(f, rand, (4, 16, 32))
+
+
+def test_unroll_budget_of_a_vanishing_unit_loop_reaches_the_loops_inside(rand):
+    """Ansor annotates a stage's outermost loop; when that loop has one iteration (a batch
+    of 1) it disappears from the program, and its budget must go to the loops inside."""
+    A = te.placeholder((1, 8, 4), name="A")
+    B = te.compute((1, 8, 4), lambda n, j, k: A[n, j, k] * 2.0 + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    n, _, _ = sch.get_loops(sch.get_block("B"))
+    sch.annotate(n, "pragma_auto_unroll_max_step", 4)
+    f = tvm.build(sch.mod, target="llvm")
+    assert _headers(f) == {"j"}, _headers(f)  # k (4 steps) unrolled, j (32) kept
+    assert "k (extent 4): unrolled -> unrolled" in f.loop_report()
+    text = tvm.lower(sch.mod).script()
+    assert "for n in" not in text
+    assert 'for j in T.serial(8, annotations={"pragma_auto_unroll_max_step": 4})' in text, text
+    a = rand((1, 8, 4))
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6, atol=1e-6)

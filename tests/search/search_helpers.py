@@ -72,6 +72,16 @@ def conv2d_bias_relu(n: int = 1, c: int = 8, hw: int = 8, f: int = 8,
     return [data, kernel, bias, out]
 
 
+def scaled_matmul(n: int = 32) -> list[Tensor]:
+    """C = (2 A) @ B: a cheap, branch-free elementwise producer (always inlined)."""
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    As = te.compute((n, n), lambda i, k: A[i, k] * 2.0, name="As")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(As[i, k] * B[k, j], axis=k), name="C")
+    return [A, B, C]
+
+
 def softmax(rows: int = 4, cols: int = 512) -> list[Tensor]:
     """Row softmax: small spatial extent, long reductions (the rfactor case)."""
     A = te.placeholder((rows, cols), name="A")
@@ -102,6 +112,7 @@ def elementwise(n: int = 64) -> list[Tensor]:
 WORKLOADS = {
     "matmul": matmul, "matmul_relu": matmul_relu, "conv2d": conv2d_bias_relu,
     "softmax": softmax, "row_sum": row_sum, "elementwise": elementwise,
+    "scaled_matmul": scaled_matmul,
 }
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from search_helpers import (
-    WORKLOADS, conv2d_bias_relu, elementwise, fast_policy, make_task, matmul, matmul_relu,
-    row_sum, softmax,
+    WORKLOADS, check_numeric, conv2d_bias_relu, elementwise, fast_policy, make_task, matmul,
+    matmul_relu, row_sum, scaled_matmul, softmax,
 )
 
 from ansor_lab import auto_scheduler
@@ -45,22 +45,38 @@ def test_matmul_relu_gets_tile_with_fused_consumer():
     assert sch.state.stage("C").leaves[:4] == ["i_0", "j_0", "i_1", "j_1"]
 
 
-def test_conv2d_inlines_padding_and_fuses_bias_relu():
+def test_conv2d_leaves_padding_to_location_sampling_and_fuses_bias_relu():
     (sk,) = sketches_of(conv2d_bias_relu())
-    steps = {b: (r, a) for b, r, a in sk.steps}
-    assert steps == {"conv": ("multi_level_tiling_with_fusion", "tile+fuse(relu)"),
-                     "pad": ("always_inline", "inline")}
+    # the padding has a branch: no rule inlines it (MetaSchedule's CPU AutoInline with
+    # disallow_if_then_else); its place is a sampled decision instead
+    assert sk.steps == (("conv", "multi_level_tiling_with_fusion", "tile+fuse(relu)"),)
+    (loc,) = [i for i in sk.trace.insts if i.kind == "SampleComputeLocation"]
+    assert loc.arg("block") is not None
     # 4 spatial loops split in 4, 3 reduction loops split in 2
     tiles = [i for i in sk.trace.insts if i.kind == "SamplePerfectTile"]
     assert sorted(i.arg("n") for i in tiles) == [2, 2, 2, 4, 4, 4, 4]
     sch = make_task(conv2d_bias_relu()).make_schedule()
     sch.replay(sk.trace)
-    text = sch.mod.script()
-    assert "pad[" not in text and "pad =" not in text  # inlined: no buffer, no stage
     # relu runs right after the second spatial tile level of conv (8 loops: b, o, y, x x 2)
     leaves = sch.state.stage("conv").leaves
     assert leaves[:8] == ["b_0", "o_0", "y_0", "x_0", "b_1", "o_1", "y_1", "x_1"]
     assert sch.state.stage("relu").attach == ("after", "conv", "x_1")
+
+
+def test_conv2d_padding_location_is_sampled_inline_root_and_in_tiles():
+    args = conv2d_bias_relu()
+    task = make_task(args)
+    policy = fast_policy(task, seed=3)
+    places = set()
+    for k in range(60):
+        drawn = policy.space.sample()
+        if drawn is None:
+            continue
+        attach = drawn[1].state.stage("pad").attach[0]
+        if attach not in places:  # each kind of place runs correctly
+            check_numeric(drawn[1], args, seed=k)
+        places.add(attach)
+    assert {"inline", "root", "at"} <= places, places
 
 
 def test_softmax_like_gets_rfactor_variants_of_each_reduction():
@@ -123,8 +139,8 @@ def test_sketches_are_deterministic():
 
 
 def test_always_inline_alone_only_inlines():
-    (sk,) = sketches_of(conv2d_bias_relu(), rules=[rule("always_inline")])
-    assert sk.steps == (("pad", "always_inline", "inline"),)
+    (sk,) = sketches_of(scaled_matmul(), rules=[rule("always_inline")])
+    assert sk.steps == (("As", "always_inline", "inline"),)
     assert not any(i.kind == "Split" for i in sk.trace.insts)
 
 
@@ -165,7 +181,8 @@ def test_no_rules_gives_one_default_sketch():
     [
         (matmul_relu, "C", False, True, "D"),
         (matmul_relu, "D", False, False, None),  # an output: never inlined
-        (conv2d_bias_relu, "pad", True, False, None),
+        (conv2d_bias_relu, "pad", False, False, None),  # a branch: location is sampled
+        (scaled_matmul, "As", True, False, None),
         (conv2d_bias_relu, "conv", False, True, "relu"),
         (softmax, "expv", False, False, None),  # exp is expensive
         (softmax, "rowsum", False, False, None),  # its consumer reads it broadcast
