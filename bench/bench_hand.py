@@ -61,6 +61,7 @@ from threadpoolctl import threadpool_limits
 
 import ansor_lab as tvm
 from ansor_lab import te, tir, topi
+from ansor_lab.runtime.ndarray import aligned_copy
 
 # -- workloads --------------------------------------------------------------------------
 
@@ -351,7 +352,9 @@ def inputs_for(wl: Workload, seed: int = 0) -> tuple:
     ins = [rng.uniform(-1, 1, size=tuple(t.shape)).astype(t.dtype) for t in tensors[:-1]]
     if wl.name.startswith("chain"):  # keep exp() in a tame range
         ins = [x * np.float32(0.1) for x in ins]
-    out = np.zeros(tuple(tensors[-1].shape), tensors[-1].dtype)
+    # 64-byte aligned, as TVM's arrays (numpy's large arrays start 16 bytes into a page)
+    ins = [aligned_copy(x) for x in ins]
+    out = aligned_copy(np.zeros(tuple(tensors[-1].shape), tensors[-1].dtype))
     return ins, out
 
 

@@ -51,6 +51,7 @@ import numpy as np
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, topi
+from ansor_lab.runtime.ndarray import aligned_copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TVM_SIDE = os.path.join(HERE, "tvm_side", "ms_tune.py")
@@ -191,12 +192,13 @@ def time_python(
 
 
 def random_inputs(task) -> list[np.ndarray]:
-    """Inputs for the task's placeholders and zeroed outputs, in argument order."""
+    """Inputs for the task's placeholders and the output, in argument order, 64-byte
+    aligned as the tuner's (and TVM's) arrays are."""
     rng = np.random.default_rng(0)
     arrays = []
     for t in task.args:
         shape = tuple(int(d) for d in t.shape)
-        arrays.append(rng.uniform(-1, 1, size=shape).astype("float32"))
+        arrays.append(aligned_copy(rng.uniform(-1, 1, size=shape).astype("float32")))
     return arrays
 
 

@@ -56,11 +56,38 @@ def cuda(index: int = 0) -> Device:
 gpu = cuda
 
 
+#: Byte alignment of arrays allocated here (TVM's kAllocAlignment): numpy's own large
+#: arrays start 16 bytes into a page, so every 64-byte vector load of a row would
+#: straddle two cache lines (a tiled matmul runs ~15% slower on such inputs).
+ALLOC_ALIGNMENT = 64
+
+
+def aligned_empty(shape: object, dtype: str = "float32") -> np.ndarray:
+    """An uninitialised numpy array whose data starts on an ALLOC_ALIGNMENT boundary."""
+    shape = tuple(int(d) for d in shape)  # type: ignore[union-attr]
+    dt = np.dtype(dtypes.to_numpy(dtypes.canonical(dtype)))
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = np.empty(nbytes + ALLOC_ALIGNMENT, np.uint8)
+    start = (-raw.ctypes.data) % ALLOC_ALIGNMENT
+    return raw[start:start + nbytes].view(dt).reshape(shape)
+
+
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` (C order) in an aligned array."""
+    out = aligned_empty(a.shape, a.dtype.name)
+    out[...] = a
+    return out
+
+
 class NDArray:
-    """A contiguous array on a device; on the CPU it wraps a numpy array without copying."""
+    """A contiguous array on a device; on the CPU it wraps a numpy array without copying.
+
+    ``nd.array`` and ``nd.empty`` allocate 64-byte aligned storage, as TVM does."""
 
     def __init__(self, data: np.ndarray, device: Device | None = None) -> None:
-        self._data = np.ascontiguousarray(data)
+        # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+        contiguous = isinstance(data, np.ndarray) and data.flags["C_CONTIGUOUS"]
+        self._data = data if contiguous else np.ascontiguousarray(data)
         self.device = device or cpu()
 
     @property
@@ -102,17 +129,17 @@ class NDArray:
 
 def array(data: object, device: Device | None = None) -> NDArray:
     """An NDArray holding a copy of ``data``."""
-    arr = np.array(data.numpy() if isinstance(data, NDArray) else data, copy=True)
+    arr = np.asarray(data.numpy() if isinstance(data, NDArray) else data)
     if arr.dtype.name not in dtypes.SUPPORTED:
         raise RuntimeArgumentError(
             f"dtype {arr.dtype.name} is not supported; use one of {', '.join(dtypes.SUPPORTED)}"
         )
-    return NDArray(arr, device)
+    return NDArray(aligned_copy(arr), device)
 
 
 def empty(shape: object, dtype: str = "float32", device: Device | None = None) -> NDArray:
     """An uninitialised NDArray."""
-    return NDArray(np.empty(tuple(shape), dtype=dtypes.canonical(dtype)), device)  # type: ignore[arg-type]
+    return NDArray(aligned_empty(shape, dtype), device)
 
 
 def as_numpy_view(x: object) -> np.ndarray:
