@@ -32,6 +32,11 @@ class CostModel:
         """How many measurements the model has learned from."""
         return 0
 
+    @property
+    def ready(self) -> bool:
+        """Whether ``predict`` ranks programs (the policy uses its analytic prior until then)."""
+        return True
+
 
 class RandomModel(CostModel):
     """Uniform random scores."""
@@ -80,6 +85,11 @@ class RandomForestModel(CostModel):
     def num_samples(self) -> int:
         """Measurements learned from."""
         return len(self.costs)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the forest has been fitted (``min_samples`` measurements seen)."""
+        return self.model is not None
 
     def update(self, features, costs, groups=None) -> None:
         """Add measurements and refit (valid costs only; errors get throughput 0).

@@ -19,6 +19,7 @@ from ..measure.records import MeasureInput, MeasureResult, load_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
+from .prior import analytic_score
 from .sketch import Sketch, annotate_sampling, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -30,6 +31,10 @@ DEFAULT_PARAMS = {
     "eps_greedy": 0.05,  # share of each batch picked at random (exploration)
     "sample_init_min_population": 48,
     "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
+    # until the cost model can rank, candidates are ranked by the analytic register-tile
+    # prior (search/prior.py) instead of at random; 0 turns it off (Ansor's random start)
+    "analytic_prior": 1,
+    "prior_random_ratio": 0.25,  # share of a prior-ranked batch still picked at random
 }
 
 
@@ -67,6 +72,7 @@ class SketchPolicy:
         self.measured_candidates: list[tuple[float, Candidate]] = []
         self._features: OrderedDict = OrderedDict()
         self._traces: OrderedDict = OrderedDict()
+        self._priors: dict = {}
         self.best_cost = float("inf")
         self.best_trace: dict | None = None
         self.search_time = 0.0
@@ -109,13 +115,18 @@ class SketchPolicy:
             try:
                 func = lower_state(sch.state, sch.args, simplify=False, check=False)
                 feats = program_features(func)
+                if self.params["analytic_prior"]:
+                    hw = self.task.hardware_params
+                    self._priors[key] = analytic_score(func, hw.vector_unit_bytes,
+                                                       hw.num_cores)
             except (LoweringError, ScheduleError):
                 feats = None
             self._features[key] = feats
             self._traces[key] = sch.trace.as_json()
             while len(self._features) > 20000:
-                self._features.popitem(last=False)
+                old, _ = self._features.popitem(last=False)
                 self._traces.popitem(last=False)
+                self._priors.pop(old, None)
         return self._features[key]
 
     def features_of(self, cand: Candidate) -> np.ndarray | None:
@@ -130,12 +141,22 @@ class SketchPolicy:
         return self._remember(cand, sch)
 
     # -- phase 3: evolution -----------------------------------------------------------
+    @property
+    def uses_prior(self) -> bool:
+        """Whether candidates are ranked by the analytic prior (the model cannot rank yet)."""
+        return bool(self.params["analytic_prior"]) and not self.model.ready
+
     def predict(self, cands: list[Candidate]) -> np.ndarray:
-        """Cost-model scores (higher = faster); invalid candidates get -inf."""
+        """Cost-model scores (higher = faster); invalid candidates get -inf.
+
+        Until the model can rank (``model.ready``), the scores are the analytic prior's.
+        """
         feats = [self.features_of(c) for c in cands]
         valid = [k for k, f in enumerate(feats) if f is not None]
         scores = np.full(len(cands), -np.inf)
-        if valid:
+        if valid and self.uses_prior:
+            scores[valid] = [self._priors.get(cands[k].key, 0.0) for k in valid]
+        elif valid:
             pred = self.model.predict([feats[k] for k in valid])
             scores[valid] = pred
         return scores
@@ -186,7 +207,11 @@ class SketchPolicy:
         init = self.sample_initial_population()
         chosen: list[Candidate] = []
         seen = set(self.measured)
-        n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples else 0
+        if self.uses_prior:  # keep the first batch diverse: the model learns from it
+            n_random = int(round(n * self.params["prior_random_ratio"]))
+        else:
+            n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples \
+                else 0
         for c in self.evolutionary_search(init, 2 * n):
             if len(chosen) >= n - n_random:
                 break

@@ -1,0 +1,201 @@
+"""An analytic prior: how well a lowered CPU program should use the SIMD units.
+
+Before the first measurement the cost model knows nothing, and Ansor's first batch is
+random. On a CPU most of a tensor program's speed is decided by its innermost register
+tile, which can be judged without running anything. For every store statement this
+module reads the loops inside its innermost reduction loop (the register tile) and
+estimates the share of peak it can reach:
+
+* lanes: a vectorized innermost loop fills ``extent / (lanes * ceil(extent / lanes))``
+  of its vectors; a scalar store uses one lane of ``lanes``;
+* latency: a fused multiply-add has a latency of several cycles, so a tile with fewer
+  independent accumulators than ``LATENCY_ACCUMULATORS`` leaves the unit idle;
+* registers: a tile with more accumulators than the register file holds spills;
+* loads: every reduction step loads each operand once per distinct element of the tile
+  (one vector when it is contiguous along the vectorized loop, a broadcast when it does
+  not depend on it, one element per lane otherwise); the core issues about two loads
+  per multiply-add;
+* round trips: the tile is loaded and stored around every run of the reduction loop,
+  so a short innermost reduction loop spends its time moving accumulators;
+* unrolling: the tile stays in registers only when the loops around its vector are
+  unrolled (explicitly or within the auto-unroll budget), and a body unrolled past a
+  few hundred vector operations runs slower (measured: a 512-step unrolled matmul tile
+  ran at a third of the same tile unrolled 8 steps);
+* parallelism: an outer parallel loop whose extent does not divide among the cores.
+
+A program's score is its flop-weighted harmonic mean (total work over total estimated
+time), in (0, 1]. The search ranks candidates by it until the cost model has data;
+cache behaviour and everything else is left to the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..dsl import expr as E
+from ..ir import nodes as N
+from ..ir.simplify import linear_form
+
+#: Independent accumulators needed to hide the multiply-add latency.
+LATENCY_ACCUMULATORS = 8
+#: Vector registers kept free of accumulators (operands, addresses).
+RESERVED_REGISTERS = 4
+#: Reduction steps' worth of time one load + store of the register tile costs.
+TILE_ROUND_TRIP = 4.0
+#: Vector operations an unrolled body holds before its size starts to cost.
+UNROLLED_BODY = 128
+#: Loads the core issues per multiply-add.
+LOADS_PER_FMA = 2.0
+
+
+class _Loop:
+    __slots__ = ("var", "extent", "kind", "unroll_budget")
+
+    def __init__(self, var, extent: int, kind: str, unroll_budget: int) -> None:
+        self.var = var
+        self.extent = extent
+        self.kind = kind
+        self.unroll_budget = unroll_budget
+
+
+class _PriorWalker:
+    def __init__(self, lanes: int, registers: int, cores: int) -> None:
+        self.lanes = max(1, lanes)
+        self.registers = registers
+        self.cores = max(1, cores)
+        self.loops: list[_Loop] = []
+        self.work = 0.0
+        self.time = 0.0
+
+    def visit(self, s: N.Stmt) -> None:
+        if isinstance(s, N.SeqStmt):
+            for x in s.seq:
+                self.visit(x)
+        elif isinstance(s, N.For):
+            extent = s.extent.value if isinstance(s.extent, E.IntImm) else 16
+            budget = s.annotation("pragma_auto_unroll_max_step")
+            outer = self.loops[-1].unroll_budget if self.loops else 0
+            self.loops.append(_Loop(s.loop_var, extent, s.kind,
+                                    int(budget) if budget is not None else outer))
+            self.visit(s.body)
+            self.loops.pop()
+        elif isinstance(s, N.IfThenElse):
+            self.visit(s.then_case)
+            if s.else_case is not None:
+                self.visit(s.else_case)
+        elif isinstance(s, (N.Allocate, N.LetStmt, N.Block)):
+            self.visit(s.body)
+        elif isinstance(s, N.BufferStore):
+            self.store(s)
+
+    def store(self, s: N.BufferStore) -> None:
+        loops = [lp for lp in self.loops if lp.extent > 1]
+        trips = math.prod(lp.extent for lp in loops)
+        written = set()
+        for i in s.indices:
+            written |= E.free_vars(i)
+        reduction = [k for k, lp in enumerate(loops) if lp.var not in written]
+        tile = loops[reduction[-1] + 1:] if reduction else loops[-1:]
+        vec = tile[-1] if tile and tile[-1].kind == "vectorized" else None
+        # accumulators (or results) in flight: one per vector of the tile
+        per_vector = math.ceil(vec.extent / self.lanes) if vec else 1
+        around = math.prod(lp.extent for lp in tile if lp is not vec)
+        accumulators = around * per_vector
+        eff = vec.extent / (self.lanes * per_vector) if vec else 1.0 / self.lanes
+        if reduction:
+            eff *= min(1.0, accumulators / LATENCY_ACCUMULATORS)
+            room = self.registers - RESERVED_REGISTERS
+            if accumulators > room:
+                eff *= (room / accumulators) ** 2
+            unrolled = _unrolled_steps(loops)
+            if around > unrolled:
+                eff *= 0.5  # the tile's loops stay loops: accumulators go through memory
+            body = unrolled * per_vector
+            if body > UNROLLED_BODY:  # a long straight-line body thrashes the decoders
+                eff *= (UNROLLED_BODY / body) ** 0.7
+            # the tile is read and written back around each run of the reduction loop:
+            # a short one spends its time on that round trip, not on multiply-adds
+            steps = loops[reduction[-1]].extent
+            eff *= steps / (steps + TILE_ROUND_TRIP)
+            loads = sum(self._loads(ld, tile, vec) for ld in _loads_of(s))
+            eff *= min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
+        elif vec is not None and any(self._gathers(ld, vec) for ld in _loads_of(s)):
+            eff /= 4.0
+        par = [lp for lp in loops if lp.kind == "parallel"]
+        if self.cores > 1:
+            ext = math.prod(lp.extent for lp in par) if par else 1
+            eff *= ext / (self.cores * math.ceil(ext / self.cores))
+        flops = sum(1 for n in E.post_order(s.value)
+                    if isinstance(n, (E.Add, E.Sub, E.Mul, E.Div, E.Call))) * trips
+        weight = max(float(flops), float(trips))
+        self.work += weight
+        self.time += weight / max(eff, 1e-6)
+
+    def _loads(self, ld: N.BufferLoad, tile: list, vec) -> float:
+        """Vector loads (or broadcasts, or lane loads) of one operand per reduction step."""
+        used = set()
+        for i in ld.indices:
+            used |= E.free_vars(i)
+        n = 1.0
+        for lp in tile:
+            if lp.var not in used:
+                continue
+            if lp is vec:
+                n *= math.ceil(lp.extent / self.lanes) if not self._gathers(ld, vec) \
+                    else lp.extent
+            else:
+                n *= lp.extent
+        return n
+
+    @staticmethod
+    def _gathers(ld: N.BufferLoad, vec) -> bool:
+        """Whether an operand's elements along the vectorized loop are not contiguous."""
+        flat = ld.indices[-1] if ld.indices else None
+        if flat is None:
+            return False
+        for idx in ld.indices[:-1]:  # the loop in an outer dimension: a strided access
+            if vec.var in E.free_vars(idx):
+                return True
+        form = linear_form(flat)
+        if form is None:
+            return vec.var in E.free_vars(flat)
+        coeff = sum(c for t, c in form[0].items() if t is vec.var)
+        others = [t for t in form[0] if t is not vec.var and vec.var in E.free_vars(t)]
+        return bool(others) or coeff not in (0, 1)
+
+
+def _unrolled_steps(loops: list) -> int:
+    """Iterations of the innermost loops that end up unrolled (a vector loop is one step).
+
+    Mirrors the auto-unroll pass: loops are unrolled from the innermost outward while the
+    product of their extents stays within the budget; explicitly unrolled loops always are.
+    """
+    steps = 1
+    for lp in reversed(loops):
+        if lp.kind == "vectorized":
+            continue
+        if lp.kind == "unrolled" or steps * lp.extent <= lp.unroll_budget:
+            steps *= lp.extent
+        else:
+            break
+    return steps
+
+
+def _loads_of(s: N.BufferStore) -> list:
+    return [n for n in E.post_order(s.value)
+            if isinstance(n, N.BufferLoad) and n.buffer is not s.buffer]
+
+
+def analytic_score(func: N.PrimFunc, vector_bytes: int = 64, cores: int = 1,
+                   elem_bytes: int = 4) -> float:
+    """Estimated share of the CPU's peak a lowered program can reach, in (0, 1].
+
+    ``vector_bytes`` is the SIMD register width (64 for AVX-512, 32 for AVX2), which also
+    decides the register file (32 or 16 vector registers); ``cores`` the thread count.
+    """
+    lanes = max(1, vector_bytes // elem_bytes)
+    walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores)
+    walker.visit(func.body)
+    if walker.time <= 0:
+        return 1.0
+    return walker.work / walker.time

@@ -1,0 +1,149 @@
+"""The analytic register-tile prior: what it rewards and penalises, and when the policy
+ranks by it (only while the cost model cannot rank)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import auto_scheduler, te, tir
+from ansor_lab.search.cost_model import RandomForestModel, RandomModel
+from ansor_lab.search.policy import SketchPolicy
+from ansor_lab.search.prior import analytic_score
+from ansor_lab.search.space import Candidate
+
+from search_helpers import FAST_PARAMS, TARGET, matmul
+
+N = 256
+
+
+def _matmul_schedule(ti: int, tj: int, tk: int = 32, vectorize: bool = True,
+                     unroll_budget: int = 64, cache_local: bool = True) -> tir.Schedule:
+    """C = A @ B with a (ti x tj) register tile and an innermost reduction loop of tk."""
+    A, B, C = matmul(N)
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, k = sch.get_loops(blk)
+    i0, i1 = sch.split(i, [None, ti])
+    j0, j1 = sch.split(j, [None, tj])
+    k0, k1 = sch.split(k, [None, tk])
+    sch.reorder(i0, j0, k0, k1, i1, j1)
+    if cache_local:
+        sch.reverse_compute_at(sch.cache_write(blk, 0, "local"), j0)
+    if vectorize:
+        sch.vectorize(j1)
+    sch.annotate(i0, "pragma_auto_unroll_max_step", unroll_budget)
+    return sch
+
+
+def _score(sch: tir.Schedule, vector_bytes: int = 64, cores: int = 1) -> float:
+    return analytic_score(tvm.lower(sch.mod)["main"], vector_bytes, cores)
+
+
+def test_a_full_register_tile_scores_near_peak_and_a_scalar_loop_near_nothing():
+    good = _score(_matmul_schedule(4, 64))  # 16 zmm accumulators, 32-step reduction
+    naive = tir.Schedule(te.create_prim_func(matmul(N)))
+    assert 0.7 < good <= 1.0
+    assert _score(naive) < 0.02  # scalar, one accumulator, nothing unrolled
+
+
+def test_lane_use_follows_the_vector_width():
+    # a 16-lane vector loop fills AVX-512 but needs only half an AVX-512 register per row
+    # when it is 8 lanes: same tile rows, half the lanes used
+    full = _score(_matmul_schedule(8, 16))
+    half = _score(_matmul_schedule(8, 8))
+    # (up to the init and write-back stores, a few % of the work)
+    assert full == pytest.approx(2 * half, rel=0.02)
+    # on AVX2 (32-byte vectors) the 8-lane loop fills its registers
+    assert _score(_matmul_schedule(8, 8), vector_bytes=32) > half
+
+
+def test_too_few_or_too_many_accumulators_cost():
+    mid = _score(_matmul_schedule(8, 32))  # 16 accumulators
+    few = _score(_matmul_schedule(2, 16))  # 2: the multiply-add latency is exposed
+    spill = _score(_matmul_schedule(16, 64, unroll_budget=512))  # 64: spills
+    assert few < mid / 2
+    assert spill < mid / 2
+
+
+def test_a_short_reduction_loop_and_a_huge_unrolled_body_cost():
+    long_k = _score(_matmul_schedule(4, 64, tk=32))
+    short_k = _score(_matmul_schedule(4, 64, tk=2))
+    assert short_k < 0.5 * long_k
+    small_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=16))
+    huge_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=512))
+    assert huge_body < 0.5 * small_body
+
+
+def test_a_tile_left_as_loops_scores_lower_than_an_unrolled_one():
+    unrolled = _score(_matmul_schedule(8, 32, unroll_budget=16))
+    rolled = _score(_matmul_schedule(8, 32, unroll_budget=0))
+    assert rolled == pytest.approx(unrolled / 2, rel=0.02)
+
+
+def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one():
+    A = te.placeholder((N, N), name="A")
+    B = te.compute((N, N), lambda i, j: A[j, i] + 1.0, name="B")  # transposed read
+    C = te.compute((N, N), lambda i, j: A[i, j] + 1.0, name="C")
+    scores = []
+    for out in (B, C):
+        sch = tir.Schedule(te.create_prim_func([A, out]))
+        _, j = sch.get_loops(sch.get_block(out.op.name))
+        _, j1 = sch.split(j, [None, 16])
+        sch.vectorize(j1)
+        scores.append(_score(sch))
+    assert scores[0] == pytest.approx(scores[1] / 4)
+
+
+def test_parallel_extent_that_does_not_divide_among_cores_costs():
+    def par(extent_i):
+        sch = _matmul_schedule(4, 64)
+        i0 = sch.get_loops(sch.get_block("C"))[0]
+        sch.parallel(i0)
+        assert int(sch.get(i0).extent) == extent_i
+        return sch
+    even = _score(par(N // 4), cores=2)
+    sch3 = _matmul_schedule(4, 64)
+    assert even == pytest.approx(_score(sch3), rel=1e-6)
+    # 64 iterations on 3 cores: 22 rounds for 21.3 of work
+    assert _score(par(N // 4), cores=3) == pytest.approx(even * 64 / 66, rel=1e-6)
+
+
+def _task(n: int = 64):
+    return auto_scheduler.SearchTask(func=matmul, args=(n,), target=TARGET)
+
+
+def test_policy_ranks_by_the_prior_only_until_the_model_is_fitted():
+    task = _task()
+    pol = SketchPolicy(task, RandomForestModel(min_samples=4), params=FAST_PARAMS, seed=3,
+                       verbose=0)
+    assert pol.uses_prior
+    pop = pol.sample_initial_population(12)
+    scores = pol.predict(pop)
+    assert np.all((scores > 0) & (scores <= 1))
+    assert len(set(np.round(scores, 6))) > 1  # the prior tells programs apart
+    for c, s in zip(pop, scores):
+        assert s == pytest.approx(pol._priors[c.key])
+    # teach the forest costs that rank the programs the other way round
+    pol.model.update([pol.features_of(c) for c in pop], [float(x) for x in scores])
+    assert pol.model.ready and not pol.uses_prior
+    assert not np.allclose(pol.predict(pop), scores)
+
+
+def test_random_model_and_the_off_switch_keep_ansors_random_start():
+    assert not SketchPolicy(_task(), RandomModel(), params=FAST_PARAMS, verbose=0).uses_prior
+    off = {**FAST_PARAMS, "analytic_prior": 0}
+    assert not SketchPolicy(_task(), params=off, verbose=0).uses_prior
+
+
+def test_first_batch_leans_to_high_prior_programs():
+    task = _task(128)
+    pol = SketchPolicy(task, params={**FAST_PARAMS, "sample_init_min_population": 32}, seed=5,
+                       verbose=0)
+    inputs = pol.next_batch(8)
+    chosen = [pol._priors[Candidate(i.sketch, i.decisions).key] for i in inputs]
+    population = list(pol._priors.values())
+    # 6 of 8 are picked by the prior (2 at random, prior_random_ratio 0.25)
+    assert sorted(chosen)[-6] >= np.median(population)
+    assert max(chosen) == pytest.approx(max(population))
