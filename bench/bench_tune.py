@@ -339,7 +339,8 @@ class Checkpoints(auto_scheduler.SearchCallback):
 
 
 def tune_ours(
-    wl: Workload, budgets: list[int], threads: int, round_size: int, log_dir: str, verbose: int
+    wl: Workload, budgets: list[int], threads: int, round_size: int, log_dir: str, verbose: int,
+    policy_params: dict | None = None,
 ) -> tuple:
     """One search up to max(budgets); (task, {budget: snapshot}, log file)."""
     target = tvm.Target(f"llvm -num-cores={threads}")
@@ -358,7 +359,9 @@ def tune_ours(
         callbacks=[cp],
         measure_callbacks=[auto_scheduler.RecordToFile(log)],
     )
-    result = task.tune(opts)
+    policy = auto_scheduler.SketchPolicy(task, params=policy_params, verbose=verbose) \
+        if policy_params else None
+    result = task.tune(opts, search_policy=policy)
     wall = time.perf_counter() - t0
     final = max(budgets)
     if final not in cp.snaps:  # stopped early / space exhausted: the end is the checkpoint
@@ -678,7 +681,8 @@ def run_config(
     load0 = load_average()
     sub = os.path.join(work_dir, f"run{run}")
     os.makedirs(sub, exist_ok=True)
-    task, snaps, log = tune_ours(wl, marks, threads, round_size, sub, args.verbose)
+    task, snaps, log = tune_ours(wl, marks, threads, round_size, sub, args.verbose,
+                                 args.policy_params)
     load1 = load_average()
     rows, timers = [], {}
     for b in marks:
@@ -820,6 +824,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--log-dir", help="keep tuning logs here (default: a temp dir)")
     p.add_argument("--verbose", type=int, default=0, help="tuner verbosity (1: progress bar)")
+    p.add_argument("--policy-params", type=json.loads, default=None, metavar="JSON",
+                   help='SketchPolicy params for our tuner, e.g. \'{"analytic_prior": 0}\'')
     p.add_argument("--json", help="write all numbers to this JSON file")
     p.add_argument(
         "--merge",
@@ -878,6 +884,8 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     print(f"code: {git_state()}", flush=True)
+    if args.policy_params:
+        print(f"SketchPolicy params: {args.policy_params}", flush=True)
 
     rows: list[dict] = []
     for run in range(args.runs):

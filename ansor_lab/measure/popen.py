@@ -152,4 +152,7 @@ def serve() -> None:
         if reply is None:
             return
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        os.write(out_fd, _HEADER.pack(len(data)) + data)
+        try:
+            os.write(out_fd, _HEADER.pack(len(data)) + data)
+        except BrokenPipeError:  # the parent is gone (killed, or it gave up on us)
+            return
