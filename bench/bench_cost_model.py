@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -82,7 +83,17 @@ def featurize(logs: list[str]) -> dict:
     """{workload key: [(order, features, cost)]} from the records of the logs."""
     data: dict = {}
     for path in logs:
-        for k, (inp, res) in enumerate(auto_scheduler.load_records(path)):
+        # a glob over a bench log dir also matches MetaSchedule's output JSON: a file with no
+        # record of ours is skipped with one line instead of a warning per line
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            records = list(auto_scheduler.load_records(path))
+        if not records:
+            print(f"  skipped {path}: no ansor_lab records in it")
+            continue
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for k, (inp, res) in enumerate(records):
             try:
                 sch = schedule_from_record(inp)
                 feats = auto_scheduler.program_features(
