@@ -14,7 +14,7 @@ estimates the share of peak it can reach:
 * loads: every reduction step loads each operand once per distinct element of the tile
   (one vector when it is contiguous along the vectorized loop, a broadcast when it does
   not depend on it, one element per lane otherwise); the core issues about two loads
-  per multiply-add;
+  per multiply-add; a store that is not contiguous along the vector scatters;
 * round trips: the tile is loaded and stored around every run of the reduction loop,
   so a short innermost reduction loop spends its time moving accumulators;
 * unrolling: the tile stays in registers only when the loops around its vector are
@@ -94,7 +94,12 @@ class _PriorWalker:
         written = set()
         for i in s.indices:
             written |= E.free_vars(i)
-        reduction = [k for k, lp in enumerate(loops) if lp.var not in written]
+        # loops the stored element does not depend on are reduction loops only when the
+        # store accumulates (reads its own buffer); otherwise they recompute the same values
+        # (a producer computed inside its consumer's loops), and ``trips`` already counts them
+        accumulates = any(isinstance(n, N.BufferLoad) and n.buffer is s.buffer
+                          for n in E.post_order(s.value))
+        reduction = [k for k, lp in enumerate(loops) if accumulates and lp.var not in written]
         tile = loops[reduction[-1] + 1:] if reduction else loops[-1:]
         vec = tile[-1] if tile and tile[-1].kind == "vectorized" else None
         # accumulators (or results) in flight: one per vector of the tile
@@ -117,10 +122,12 @@ class _PriorWalker:
             # a short one spends its time on that round trip, not on multiply-adds
             steps = loops[reduction[-1]].extent
             eff *= steps / (steps + TILE_ROUND_TRIP)
+            if vec is not None and self._gathers(s, vec):
+                eff /= 2.0  # the round trip scatters the tile: one element per lane
             loads = sum(self._loads(ld, tile, vec) for ld in _loads_of(s))
             eff *= min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
-        elif vec is not None and any(self._gathers(ld, vec) for ld in _loads_of(s)):
-            eff /= 4.0
+        elif vec is not None and any(self._gathers(x, vec) for x in [s, *_loads_of(s)]):
+            eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
         if self.cores > 1:
             ext = math.prod(lp.extent for lp in par) if par else 1
@@ -148,8 +155,8 @@ class _PriorWalker:
         return n
 
     @staticmethod
-    def _gathers(ld: N.BufferLoad, vec) -> bool:
-        """Whether an operand's elements along the vectorized loop are not contiguous."""
+    def _gathers(ld: N.BufferLoad | N.BufferStore, vec) -> bool:
+        """Whether an access's elements along the vectorized loop are not contiguous."""
         flat = ld.indices[-1] if ld.indices else None
         if flat is None:
             return False

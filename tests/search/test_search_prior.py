@@ -96,6 +96,42 @@ def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one():
     assert scores[0] == pytest.approx(scores[1] / 4)
 
 
+def test_a_strided_store_scores_like_a_gather():
+    # B = A transposed, vectorized along B's rows: contiguous loads, scattered stores
+    A = te.placeholder((N, N), name="A")
+    B = te.compute((N, N), lambda i, j: A[j, i] + 1.0, name="B")
+    C = te.compute((N, N), lambda i, j: A[i, j] + 1.0, name="C")
+    scores = []
+    for out, walk_rows in ((C, False), (B, True)):
+        sch = tir.Schedule(te.create_prim_func([A, out]))
+        i, j = sch.get_loops(sch.get_block(out.op.name))
+        if walk_rows:
+            sch.reorder(j, i)
+            i, j = j, i
+        _, v = sch.split(j, [None, 16])
+        sch.vectorize(v)
+        scores.append(_score(sch))
+    assert scores[1] == pytest.approx(scores[0] / 4)
+
+
+def test_a_producer_recomputed_inside_its_consumer_is_not_a_reduction():
+    # B is recomputed for every row block of C: the row loop is redundant work for B's
+    # store, not a reduction whose "register tile" would be all of B (and spill)
+    A = te.placeholder((64, 64), name="A")
+    B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((N, 64), lambda i, j: B[i % 64, j] + 1.0, name="C")
+    sch = tir.Schedule(te.create_prim_func([A, C]))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, _ = sch.split(i, [4, None])
+    sch.compute_at(sch.get_block("B"), i0)
+    for blk in ("B", "C"):
+        inner = sch.get_loops(sch.get_block(blk))[-1]
+        _, v = sch.split(inner, [None, 16])
+        sch.vectorize(v)
+    # every store is a contiguous full-width vector: nothing to lose but the lanes
+    assert _score(sch) == pytest.approx(1.0)
+
+
 def test_parallel_extent_that_does_not_divide_among_cores_costs():
     def par(extent_i):
         sch = _matmul_schedule(4, 64)
