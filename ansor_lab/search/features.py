@@ -30,6 +30,7 @@ from ..dsl import dtypes
 from ..dsl import expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
+from .loopnest import LoopNestWalker
 
 TOP_ACCESSES = 5
 _ACCESS_FIELDS = ("is_read", "is_write", "elem_bytes", "unique_bytes", "lines", "stride",
@@ -51,16 +52,6 @@ FEATURE_NAMES = (
 
 def _log(x: float) -> float:
     return math.log2(1.0 + max(0.0, x))
-
-
-class _Loop:
-    __slots__ = ("var", "extent", "kind", "auto_unroll")
-
-    def __init__(self, var, extent, kind, auto_unroll) -> None:
-        self.var = var
-        self.extent = extent
-        self.kind = kind
-        self.auto_unroll = auto_unroll
 
 
 def _count_ops(e: E.PrimExpr) -> list[float]:
@@ -138,38 +129,10 @@ def _access(buf: N.Buffer, indices: tuple, loops: list, is_read: bool, is_write:
             _log(stride), _log(reuse_iters), _log(reuse_bytes), _log(reuse_count), is_local]
 
 
-class _Extractor:
+class _Extractor(LoopNestWalker):
     def __init__(self) -> None:
-        self.loops: list[_Loop] = []
-        self.guards = 0
-        self.local_sizes: dict = {}
+        super().__init__()
         self.rows: list[tuple[float, list[float]]] = []
-
-    def visit(self, s: N.Stmt) -> None:
-        if isinstance(s, N.SeqStmt):
-            for x in s.seq:
-                self.visit(x)
-        elif isinstance(s, N.For):
-            extent = s.extent.value if isinstance(s.extent, E.IntImm) else 16
-            budget = s.annotation("pragma_auto_unroll_max_step")
-            outer_budget = self.loops[-1].auto_unroll if self.loops else 0
-            self.loops.append(_Loop(s.loop_var, extent, s.kind,
-                                    int(budget) if budget is not None else outer_budget))
-            self.visit(s.body)
-            self.loops.pop()
-        elif isinstance(s, N.IfThenElse):
-            self.guards += 1
-            self.visit(s.then_case)
-            if s.else_case is not None:
-                self.visit(s.else_case)
-            self.guards -= 1
-        elif isinstance(s, N.Allocate):
-            self.local_sizes[s.buffer] = s.buffer.nbytes
-            self.visit(s.body)
-        elif isinstance(s, (N.LetStmt, N.Block)):
-            self.visit(s.body)
-        elif isinstance(s, N.BufferStore):
-            self.store(s)
 
     def store(self, s: N.BufferStore) -> None:
         loops = [lp for lp in self.loops if lp.extent > 1]
@@ -189,7 +152,7 @@ class _Extractor:
             elif lp.kind == "parallel":
                 par *= lp.extent
         outer = trips / loops[-1].extent if loops else 1.0
-        auto = self.loops[-1].auto_unroll if self.loops else 0
+        auto = self.loops[-1].unroll_budget if self.loops else 0
         accesses = [(0.0, _access(s.buffer, s.indices, loops, False, True, self.local_sizes))]
         reads_store = False
         for n in E.post_order(s.value):

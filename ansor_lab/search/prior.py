@@ -35,6 +35,7 @@ import math
 from ..dsl import expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
+from .loopnest import LoopNestWalker
 
 #: Independent accumulators needed to hide the multiply-add latency.
 LATENCY_ACCUMULATORS = 8
@@ -48,45 +49,14 @@ UNROLLED_BODY = 128
 LOADS_PER_FMA = 2.0
 
 
-class _Loop:
-    __slots__ = ("var", "extent", "kind", "unroll_budget")
-
-    def __init__(self, var, extent: int, kind: str, unroll_budget: int) -> None:
-        self.var = var
-        self.extent = extent
-        self.kind = kind
-        self.unroll_budget = unroll_budget
-
-
-class _PriorWalker:
+class _PriorWalker(LoopNestWalker):
     def __init__(self, lanes: int, registers: int, cores: int) -> None:
+        super().__init__()
         self.lanes = max(1, lanes)
         self.registers = registers
         self.cores = max(1, cores)
-        self.loops: list[_Loop] = []
         self.work = 0.0
         self.time = 0.0
-
-    def visit(self, s: N.Stmt) -> None:
-        if isinstance(s, N.SeqStmt):
-            for x in s.seq:
-                self.visit(x)
-        elif isinstance(s, N.For):
-            extent = s.extent.value if isinstance(s.extent, E.IntImm) else 16
-            budget = s.annotation("pragma_auto_unroll_max_step")
-            outer = self.loops[-1].unroll_budget if self.loops else 0
-            self.loops.append(_Loop(s.loop_var, extent, s.kind,
-                                    int(budget) if budget is not None else outer))
-            self.visit(s.body)
-            self.loops.pop()
-        elif isinstance(s, N.IfThenElse):
-            self.visit(s.then_case)
-            if s.else_case is not None:
-                self.visit(s.else_case)
-        elif isinstance(s, (N.Allocate, N.LetStmt, N.Block)):
-            self.visit(s.body)
-        elif isinstance(s, N.BufferStore):
-            self.store(s)
 
     def store(self, s: N.BufferStore) -> None:
         loops = [lp for lp in self.loops if lp.extent > 1]
