@@ -9,7 +9,9 @@ estimates the share of peak it can reach:
 * lanes: a vectorized innermost loop fills ``extent / (lanes * ceil(extent / lanes))``
   of its vectors; a scalar store uses one lane of ``lanes``;
 * latency: a fused multiply-add has a latency of several cycles, so a tile with fewer
-  independent accumulators than ``LATENCY_ACCUMULATORS`` leaves the unit idle;
+  independent accumulators than ``LATENCY_ACCUMULATORS`` leaves the unit idle, unless
+  the reduction loop is short enough that the core overlaps the independent iterations
+  of the spatial loops around it (``OOO_WINDOW``);
 * registers: a tile with more accumulators than the register file holds spills;
 * loads: every reduction step loads each operand once per distinct element of the tile
   (one vector when it is contiguous along the vectorized loop, a broadcast when it does
@@ -47,6 +49,9 @@ TILE_ROUND_TRIP = 4.0
 UNROLLED_BODY = 128
 #: Loads the core issues per multiply-add.
 LOADS_PER_FMA = 2.0
+#: Multiply-adds ahead in which the out-of-order core finds independent work (fitted on
+#: ~1,500 measured programs: 16-64 rank about alike, 128 and more worse).
+OOO_WINDOW = 32
 
 
 class _PriorWalker(LoopNestWalker):
@@ -78,7 +83,16 @@ class _PriorWalker(LoopNestWalker):
         accumulators = around * per_vector
         eff = vec.extent / (self.lanes * per_vector) if vec else 1.0 / self.lanes
         if reduction:
-            eff *= min(1.0, accumulators / LATENCY_ACCUMULATORS)
+            steps = loops[reduction[-1]].extent
+            # iterations of the spatial loops right around the reduction loop are
+            # independent: when one is short, the out-of-order core overlaps several
+            around_free = 1
+            for lp in reversed(loops[:reduction[-1]]):
+                if lp.var not in written:
+                    break
+                around_free *= lp.extent
+            overlap = min(around_free, max(1, OOO_WINDOW // (accumulators * steps)))
+            eff *= min(1.0, accumulators * overlap / LATENCY_ACCUMULATORS)
             room = self.registers - RESERVED_REGISTERS
             if accumulators > room:
                 eff *= (room / accumulators) ** 2
@@ -90,7 +104,6 @@ class _PriorWalker(LoopNestWalker):
                 eff *= (UNROLLED_BODY / body) ** 0.7
             # the tile is read and written back around each run of the reduction loop:
             # a short one spends its time on that round trip, not on multiply-adds
-            steps = loops[reduction[-1]].extent
             eff *= steps / (steps + TILE_ROUND_TRIP)
             if vec is not None and self._gathers(s, vec):
                 eff /= 2.0  # the round trip scatters the tile: one element per lane

@@ -10,7 +10,8 @@ import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, tir
 from ansor_lab.search.cost_model import RandomForestModel, RandomModel
 from ansor_lab.search.policy import SketchPolicy
-from ansor_lab.search.prior import analytic_score
+from ansor_lab.search import prior
+from ansor_lab.search.prior import LATENCY_ACCUMULATORS, analytic_score
 from ansor_lab.search.space import Candidate
 
 from search_helpers import FAST_PARAMS, TARGET, matmul
@@ -74,6 +75,25 @@ def test_a_short_reduction_loop_and_a_huge_unrolled_body_cost():
     small_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=16))
     huge_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=512))
     assert huge_body < 0.5 * small_body
+
+
+def test_short_reductions_inside_spatial_loops_overlap(monkeypatch):
+    # one accumulator (a 16-lane row) over a 2-step reduction, inside a 16-row loop: the
+    # rows are independent, and 2-step bodies are short enough for the core to run 8+
+    # of them at once, which hides the multiply-add latency a lone accumulator exposes
+    A, B, C = matmul(N)
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 16])
+    j0, j1 = sch.split(j, [None, 16])
+    k0, k1 = sch.split(k, [None, 2])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.vectorize(j1)
+    sch.annotate(i0, "pragma_auto_unroll_max_step", 64)
+    overlapped = _score(sch)
+    monkeypatch.setattr(prior, "OOO_WINDOW", 0)  # no overlap: one chain in flight
+    alone = _score(sch)
+    assert overlapped == pytest.approx(LATENCY_ACCUMULATORS * alone, rel=0.05)
 
 
 def test_a_tile_left_as_loops_scores_lower_than_an_unrolled_one():
