@@ -27,6 +27,7 @@ from llvmlite import ir
 from ..errors import CodegenError
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
+from .half_support import install_half_support
 from .llvm_builder import (
     I32,
     I64,
@@ -181,6 +182,7 @@ def compile_func(func: N.PrimFunc, target: Target,
     mod.data_layout = str(tm.target_data)
     optimize(mod, tm)
     optimized = str(mod)
+    install_half_support()  # float16 casts may call compiler-rt functions
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
     entry = engine.get_function_address(func.name)
@@ -218,6 +220,7 @@ class LoadedObject:
 def load_object(obj: bytes, entry: str, target: Target) -> LoadedObject:
     """Link an object made by ``emit_object`` into this process."""
     load_openmp()
+    install_half_support()
     tm = target_machine(target.mcpu, target.mattr)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
