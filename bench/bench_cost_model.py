@@ -40,6 +40,7 @@ sys.path.insert(0, HERE)
 import ansor_lab as tvm  # noqa: E402
 from ansor_lab import auto_scheduler  # noqa: E402
 from ansor_lab.schedule.lower import lower_state  # noqa: E402
+from ansor_lab.search.prior import analytic_score  # noqa: E402
 from ansor_lab.search.task import schedule_from_record  # noqa: E402
 
 from bench_tune import WORKLOADS  # noqa: E402
@@ -79,9 +80,11 @@ def collect(names: list[str], trials: int, threads: int, sampler: str, log_dir: 
     return logs
 
 
-def featurize(logs: list[str]) -> dict:
-    """{workload key: [(order, features, cost)]} from the records of the logs."""
+def featurize(logs: list[str]) -> tuple[dict, dict]:
+    """{workload key: [(order, features, cost)]} from the records of the logs, and
+    {workload key: [analytic prior score]} in the same order."""
     data: dict = {}
+    priors: dict = {}
     for path in logs:
         # a glob over a bench log dir also matches MetaSchedule's output JSON: a file with no
         # record of ours is skipped with one line instead of a warning per line
@@ -96,15 +99,17 @@ def featurize(logs: list[str]) -> dict:
         for k, (inp, res) in enumerate(records):
             try:
                 sch = schedule_from_record(inp)
-                feats = auto_scheduler.program_features(
-                    lower_state(sch.state, sch.args, simplify=False)
-                )
+                func = lower_state(sch.state, sch.args, simplify=False)
+                feats = auto_scheduler.program_features(func)
+                target = tvm.Target(inp.target)
+                prior = analytic_score(func, target.vector_bytes, max(1, target.num_cores))
             except Exception as err:  # noqa: BLE001 - a record of an older version: skip it
                 print(f"  skipped a record of {path}: {err}")
                 continue
             cost = res.mean_cost if res.error_no == 0 else float("inf")
             data.setdefault(inp.workload_key, []).append((k, feats, cost))
-    return data
+            priors.setdefault(inp.workload_key, []).append(prior)
+    return data, priors
 
 
 def top_recall(pred: np.ndarray, truth: np.ndarray, frac: float = 0.1) -> float:
@@ -142,6 +147,16 @@ def evaluate(data: dict, split_fn, score_errors: bool, seed: int) -> tuple[dict,
             "n_train": len(train_f),
         }
     return out, model
+
+
+def prior_accuracy(rows: list, scores: list) -> float:
+    """Pairwise ranking accuracy of the analytic prior on a workload's valid records."""
+    ok = [(s, 1.0 / c) for (_, _, c), s in zip(rows, scores) if np.isfinite(c)]
+    if len(ok) < 2:
+        return float("nan")
+    return auto_scheduler.pairwise_accuracy(
+        np.array([s for s, _ in ok]), np.array([t for _, t in ok])
+    )
 
 
 def short(key: str) -> str:
@@ -187,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"collecting: tuning {names}, {args.trials} trials each ({args.sampler})")
         logs = collect(names, args.trials, args.threads, args.sampler, log_dir)
     t0 = time.perf_counter()
-    data = featurize(logs)
+    data, priors = featurize(logs)
     print(
         f"featurized {sum(len(v) for v in data.values())} records of {len(data)} "
         f"workload(s) in {time.perf_counter() - t0:.1f} s"
@@ -225,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\npairwise ranking accuracy on held-out records ({args.test_frac:.0%} per workload)")
     print(
         f"{'workload':<13}{'n test':>7}{'random split':>20}{'top-10% recall':>16}"
-        f"{'chronological':>15}{'verdict':>9}"
+        f"{'chronological':>15}{'prior alone':>13}{'verdict':>9}"
     )
     verdicts = []
     for key in data:
@@ -236,11 +251,13 @@ def main(argv: list[str] | None = None) -> int:
         mean = statistics.fmean(accs)
         sd = statistics.pstdev(accs) if len(accs) > 1 else 0.0
         ch = chrono.get(key, {}).get("pairwise", float("nan"))
+        prior_acc = prior_accuracy(data[key], priors[key])
         verdict = "PASS" if mean >= 0.8 else "FAIL"
         verdicts.append((short(key), verdict, mean))
         print(
             f"{short(key):<13}{random_runs[0][key]['n_test']:>7}"
-            f"{mean:>12.3f} ± {sd:.3f}{statistics.fmean(recs):>16.2f}{ch:>15.3f}{verdict:>9}"
+            f"{mean:>12.3f} ± {sd:.3f}{statistics.fmean(recs):>16.2f}{ch:>15.3f}"
+            f"{prior_acc:>13.3f}{verdict:>9}"
         )
         results[short(key)] = {
             "pairwise_mean": mean,
@@ -248,10 +265,12 @@ def main(argv: list[str] | None = None) -> int:
             "splits": accs,
             "top10_recall": statistics.fmean(recs),
             "chronological": ch,
+            "prior_alone": prior_acc,
         }
     print(
         "random split: mean ± sd over splits; chronological: train on the first "
-        f"{1 - args.test_frac:.0%} of each log, test on the rest"
+        f"{1 - args.test_frac:.0%} of each log, test on the rest;\nprior alone: the analytic "
+        "prior (search/prior.py, what ranks the first batch) on all records, no training"
     )
 
     full = auto_scheduler.RandomForestModel(seed=0)

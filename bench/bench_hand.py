@@ -44,6 +44,13 @@ the 1-thread CPU clock, 4 interleaved rounds; the defaults below are the winners
   output rows per register tile, padding computed per channel (compute_at c), taps
   unrolled: ty = 1, 2, 4 and 16-lane tiles all land at 23-27 GFLOPS (ty = 2 best); numpy has
   no good depthwise, its shift-and-add is memory-bound below 1 GFLOPS.
+
+With 32-byte SIMD (AVX2: 16 ymm registers, e.g. AMD Zen 3) a register tile must stay near 8
+vectors of accumulators, so the schedules take their ``narrow_params`` (picked the same way
+on a 2-core EPYC, 2 rounds): matmul 1024 4x16 83 GFLOPS (8x16 25 and 4x24 28: spills; 6x16
+43-50: 1024 rows do not split by 6, the tail is guarded; without packing 35), matmul 512
+2x32 63-76, chain 4x16 85 (exp as a separate pass 68), conv vk = 8 (7 x 1 accumulators) 47
+against 28-29 for vk = 16 or 32; depthwise as on AVX-512 (vx = 56 is 7 ymm per row).
 """
 
 from __future__ import annotations
@@ -74,11 +81,25 @@ class Workload:
     flops: float
     make: Callable[[], list]  # tensors: inputs then the output
     schedule: Callable[..., None]  # (sch, **params) -> None, in place
-    params: dict  # the best-known parameters
+    params: dict  # the best-known parameters (AVX-512: 32 registers of 64 bytes)
     variants: list = field(default_factory=list)  # parameter sets tried by --explore
     numpy_fn: Callable[..., np.ndarray] | None = None  # inputs -> output (numpy peer)
     numpy_desc: str = ""
     rtol: float = 1e-4
+    # for 32-byte SIMD (AVX2: 16 registers of 32 bytes) a register tile holds a quarter of
+    # the AVX-512 one; None: the same parameters fit both
+    narrow_params: dict | None = None
+    narrow_variants: list | None = None
+
+    def params_for(self, vector_bytes: int) -> dict:
+        """The best-known parameters for this SIMD width."""
+        return self.narrow_params if vector_bytes < 64 and self.narrow_params else self.params
+
+    def variants_for(self, vector_bytes: int) -> list:
+        """The parameter sets --explore tries for this SIMD width."""
+        if vector_bytes < 64 and self.narrow_variants:
+            return self.narrow_variants
+        return self.variants
 
 
 def _loops(sch: tir.Schedule, block: str) -> dict:
@@ -270,6 +291,16 @@ WORKLOADS = {
         ],
         np_matmul,
         "sgemm (OpenBLAS)",
+        narrow_params=dict(ti=2, tj=32),
+        narrow_variants=[
+            dict(ti=4, tj=16),
+            dict(ti=2, tj=32),
+            dict(ti=8, tj=8),
+            dict(ti=6, tj=16),
+            dict(ti=4, tj=24),
+            dict(ti=8, tj=16),
+            dict(ti=4, tj=16, pack=False),
+        ],
     ),
     "matmul1024": Workload(
         "matmul1024",
@@ -287,6 +318,16 @@ WORKLOADS = {
         ],
         np_matmul,
         "sgemm (OpenBLAS)",
+        narrow_params=dict(ti=4, tj=16),
+        narrow_variants=[
+            dict(ti=4, tj=16),
+            dict(ti=2, tj=32),
+            dict(ti=8, tj=8),
+            dict(ti=6, tj=16),
+            dict(ti=4, tj=24),
+            dict(ti=8, tj=16),
+            dict(ti=4, tj=16, pack=False),
+        ],
     ),
     "chain512": Workload(
         "chain512",
@@ -302,6 +343,13 @@ WORKLOADS = {
         ],
         np_chain,
         "sgemm, np.exp, sgemm",
+        narrow_params=dict(ti=4, tj=16, fuse_exp=True),
+        narrow_variants=[
+            dict(ti=4, tj=16, fuse_exp=True),
+            dict(ti=4, tj=16, fuse_exp=False),
+            dict(ti=2, tj=32, fuse_exp=True),
+            dict(ti=8, tj=8, fuse_exp=True),
+        ],
     ),
     "conv2d_resnet_last": Workload(
         "conv2d_resnet_last",
@@ -312,6 +360,8 @@ WORKLOADS = {
         [dict(vk=16), dict(vk=32), dict(vk=48), dict(vk=64)],
         np_conv_im2col,
         "im2col + sgemm (OpenBLAS)",
+        narrow_params=dict(vk=8),
+        narrow_variants=[dict(vk=8), dict(vk=16), dict(vk=32)],
     ),
     "depthwise_56": Workload(
         "depthwise_56",
@@ -479,13 +529,14 @@ def measure(wl: Workload, params: dict, rounds: int, min_repeat_ms: float, repea
     )
 
 
-def explore(wl: Workload, min_repeat_ms: float, repeat: int) -> dict:
+def explore(wl: Workload, vector_bytes: int, min_repeat_ms: float, repeat: int) -> dict:
     """Time every variant (1 thread on the wall and the thread-CPU clock, 2 threads on the
     wall clock); return the best by 1-thread CPU-clock GFLOPS (robust to other jobs)."""
-    print(f"\n# {wl.name}: exploring {len(wl.variants)} schedules")
+    variants = wl.variants_for(vector_bytes)
+    print(f"\n# {wl.name}: exploring {len(variants)} schedules")
     ins, out = inputs_for(wl)
-    best, best_g = wl.params, 0.0
-    for params in wl.variants:
+    best, best_g = wl.params_for(vector_bytes), 0.0
+    for params in variants:
         try:
             f1, _, bt = build(wl, params, 1)
             f2 = build(wl, params, 2)[0]
@@ -515,11 +566,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-repeat-ms", type=float, default=40.0)
     args = ap.parse_args(argv)
     names = args.only or list(WORKLOADS)
-    print(f"ansor_lab {tvm.__version__}, target {tvm.Target('llvm')}, numpy {np.__version__}")
+    target = tvm.Target("llvm")
+    print(f"ansor_lab {tvm.__version__}, target {target}, numpy {np.__version__}")
     rows = []
     for name in names:
         wl = WORKLOADS[name]
-        params = explore(wl, args.min_repeat_ms, args.repeat) if args.explore else wl.params
+        if args.explore:
+            params = explore(wl, target.vector_bytes, args.min_repeat_ms, args.repeat)
+        else:
+            params = wl.params_for(target.vector_bytes)
         rows.append((measure(wl, params, args.rounds, args.min_repeat_ms, args.repeat), params))
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
