@@ -9,6 +9,12 @@ evolutionary search mutates those decisions.
 Stages are visited consumers first (reverse topological order), as in Ansor. Each rule
 has a condition and an application; a rule may offer alternatives (e.g. with and
 without a cache-write stage), and every combination becomes one sketch.
+
+One addition to Ansor's CPU rules: the tiling rules also offer each alternative with
+its long-row input packed (``+pack(B)``, see ``packable_read``), a copy of the panel an
+outer tile reads, made contiguous. TVM gets the same effect from its matmul tutorial's
+hand-written packing or from Ansor's layout rewrite of constant weights; here it is a
+sketch, so it is searched like everything else and the inputs keep their layout.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Callable
 
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
+from ..dsl.dtypes import itemsize
 from ..errors import ScheduleError
 from ..schedule.state import (
     Stage, State, derive_extents, effective_consumers, effective_reads,
@@ -32,6 +39,10 @@ MAX_INNERMOST = 64
 #: choices. A vectorized loop counts as one step (as in TVM), so 512 unrolls e.g. a
 #: 2 x 7 register tile over a 3 x 3 window: the convolutions need it.
 UNROLL_CHOICES = (0, 16, 64, 512)
+#: Smallest row (in bytes) of a tensor worth packing: from 1 KiB on, the rows of a tile
+#: fall into few L1 sets (4 KiB apart in an 8-way 32 KiB L1) and pages; a short-row
+#: tensor is read near-contiguously already and its copy would be pure overhead.
+PACK_MIN_ROW_BYTES = 1024
 
 
 # --------------------------------------------------------------------------------------
@@ -66,7 +77,8 @@ def is_strictly_inlineable(state: State, st: Stage) -> bool:
     while computed per outer tile it costs one small copy and the inner loop has no guard.
     """
     return (is_injective(st) and not has_expensive_op(st) and not has_branch(st)
-            and not state.is_output(st) and bool(effective_consumers(state, st.name)))
+            and not state.is_output(st) and bool(effective_consumers(state, st.name))
+            and st.op.tag != "cache")  # a packing copy stays where the rule put it
 
 
 def needs_multi_level_tiling(state: State, st: Stage) -> bool:
@@ -100,6 +112,33 @@ def fusible_consumer(state: State, st: Stage) -> Stage | None:
                         for r in reads):
         return None  # fusion needs the consumer to read the producer at its own indices
     return c
+
+
+def packable_read(state: State, st: Stage) -> str | None:
+    """The input whose tile a register-tiled ``st`` would walk across rows: its last index
+    is ``st``'s innermost spatial axis (the vectorized one) and an earlier index moves with
+    a reduction axis, like B[k, j] in a matmul, and its rows are at least
+    ``PACK_MIN_ROW_BYTES`` long. Long rows a power-of-two stride apart fall into few cache
+    sets, so such a tile is worth copying into a contiguous buffer ("packing"), as
+    OpenBLAS does and as TVM does by hand (its matmul tutorial's "array packing").
+    Only placeholders (weights, inputs) qualify: a computed producer is scheduled itself.
+    """
+    if not st.op.reduce_axis or not st.op.axis:
+        return None
+    inner = st.op.axis[-1].var
+    reduce_vars = {iv.var for iv in st.op.reduce_axis}
+    for p in state.stages.values():
+        if p is st or p.is_compute:
+            continue
+        row = p.op.shape[-1] if p.op.shape else 0
+        if not isinstance(row, int) or row * itemsize(p.op.dtype) < PACK_MIN_ROW_BYTES:
+            continue
+        for index in effective_reads(state, st, p):
+            if len(index) < 2 or index[-1] is not inner:
+                continue
+            if any(E.free_vars(i) & reduce_vars for i in index[:-1]):
+                return p.op.name
+    return None
 
 
 def spatial_size(st: Stage) -> int:
@@ -155,6 +194,16 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
         sch.reverse_compute_at(sch.get_block(fuse_consumer), s_levels[1][-1])
 
 
+def apply_pack(sch: Schedule, block: str, tensor: str) -> None:
+    """Read ``tensor`` through a "global" cache stage computed at the outer tile (the
+    last loop of the first spatial level): each outer tile copies its panel of
+    ``tensor`` once, and the inner levels, which reuse it, read it contiguously."""
+    st = sch.state.stage(block)
+    n_spatial = sum(1 for n in st.leaves if st.iters[n].kind == "spatial") // 4
+    cache = sch.cache_read(sch.get_block(block), tensor, "global")
+    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[max(0, n_spatial - 1)])
+
+
 def apply_cache_write(sch: Schedule, block: str) -> str:
     """Add a local cache-write stage; returns the copy block to fuse into the tile."""
     rv = sch.cache_write(sch.get_block(block), 0, "local")
@@ -193,10 +242,22 @@ def _inline_alts(state, st):
     return [("inline", lambda sch, b: sch.compute_inline(sch.get_block(b)))]
 
 
+def _with_packing(state, st, alts: list) -> list:
+    """``alts`` and, where ``st`` has a packable read, each of them followed by packing."""
+    tensor = packable_read(state, st)
+    if tensor is None:
+        return alts
+    packed = [(f"{name}+pack({tensor})",
+               lambda sch, b, fn=fn: (fn(sch, b), apply_pack(sch, b, tensor)))
+              for name, fn in alts]
+    return alts + packed
+
+
 def _mlt_fusion_alts(state, st):
     c = fusible_consumer(state, st)
-    return [(f"tile+fuse({c.name})",
-             lambda sch, b, c=c.name: apply_multi_level_tiling(sch, b, fuse_consumer=c))]
+    return _with_packing(state, st, [(
+        f"tile+fuse({c.name})",
+        lambda sch, b, c=c.name: apply_multi_level_tiling(sch, b, fuse_consumer=c))])
 
 
 def _mlt_alts(state, st):
@@ -204,8 +265,9 @@ def _mlt_alts(state, st):
         copy = apply_cache_write(sch, b)
         apply_multi_level_tiling(sch, b, fuse_consumer=copy)
 
-    return [("tile", lambda sch, b: apply_multi_level_tiling(sch, b)),
-            ("cache_write+tile", cached)]
+    return _with_packing(state, st, [
+        ("tile", lambda sch, b: apply_multi_level_tiling(sch, b)),
+        ("cache_write+tile", cached)])
 
 
 def _rfactor_alts(state, st):

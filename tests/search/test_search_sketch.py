@@ -8,7 +8,7 @@ from search_helpers import (
     matmul_relu, row_sum, scaled_matmul, softmax,
 )
 
-from ansor_lab import auto_scheduler
+from ansor_lab import auto_scheduler, te
 from ansor_lab.search import sketch as S
 
 
@@ -32,6 +32,40 @@ def rule(name: str) -> S.SketchRule:
 
 def test_matmul_gets_tile_and_cache_write_tile():
     assert described(sketches_of(matmul())) == ["C: tile", "C: cache_write+tile"]
+
+
+def test_long_row_matmul_also_gets_packed_variants():
+    # B's rows are 256 floats = 1 KiB: each tiling alternative gets a "+pack(B)" twin
+    assert described(sketches_of(matmul(256))) == [
+        "C: tile", "C: cache_write+tile", "C: tile+pack(B)", "C: cache_write+tile+pack(B)"]
+    # 128 floats = 512 B rows: a tile of B is read near-contiguously, no packing
+    assert described(sketches_of(matmul(128))) == ["C: tile", "C: cache_write+tile"]
+
+
+def test_packing_copies_the_panel_of_b_at_the_outer_tile():
+    args = matmul(256)
+    sk = next(s for s in sketches_of(args) if s.describe() == "C: tile+pack(B)")
+    sch = make_task(args).make_schedule()
+    sch.replay(sk.trace)
+    packed = sch.state.stage("B_global")
+    assert packed.op.tag == "cache"
+    # computed once per outer tile (i_0, j_0) and read by C instead of B
+    assert packed.attach == ("at", "C", "j_0")
+    c_reads = {p.op.name for p in sch.state.producers("C")}
+    assert "B_global" in c_reads and "B" not in c_reads
+
+
+def test_packed_programs_compute_the_matmul():
+    args = matmul(256)
+    policy = fast_policy(make_task(args), seed=5)
+    packed = [i for i, s in enumerate(policy.sketches) if "pack(B)" in s.describe()]
+    assert len(packed) == 2
+    for k in packed:
+        for seed in range(2):
+            drawn = policy.space.sample(sketch=k)
+            assert drawn is not None
+            assert drawn[0].sketch == k
+            check_numeric(drawn[1], args, seed=seed)
 
 
 def test_matmul_relu_gets_tile_with_fused_consumer():
@@ -196,6 +230,24 @@ def test_rule_conditions(workload, stage, inline, tiling, fusible):
     assert S.needs_multi_level_tiling(sch.state, st) is tiling
     c = S.fusible_consumer(sch.state, st)
     assert (c.name if c is not None else None) == fusible
+
+
+def test_packable_read_is_the_long_row_input_walked_along_the_reduction():
+    def packable(args, stage):
+        sch = make_task(args).make_schedule()
+        return S.packable_read(sch.state, sch.state.stage(stage))
+
+    assert packable(matmul(256), "C") == "B"  # B[k, j]: rows of 1 KiB, k walks rows
+    assert packable(matmul(32), "C") is None  # 128-byte rows
+    # C[i, j] = sum_k A[i, k] * Bt[j, k]: the inner index is the reduction, already
+    # contiguous along k
+    A = te.placeholder((64, 512), name="A")
+    Bt = te.placeholder((64, 512), name="Bt")
+    r = te.reduce_axis((0, 512), name="k")
+    C = te.compute((64, 64), lambda i, j: te.sum(A[i, r] * Bt[j, r], axis=r), name="C")
+    assert packable([A, Bt, C], "C") is None
+    # convolution: the data's inner index is x + s, the weights' is the reduction s
+    assert packable(conv2d_bias_relu(c=8, hw=300, f=8), "conv") is None
 
 
 def test_expensive_op_detection():
