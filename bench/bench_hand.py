@@ -273,6 +273,18 @@ def np_dw_shift_add(data: np.ndarray, wt: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Register tiles tried for both matmuls on a 256-bit (AVX2) target: 16 ymm registers hold
+#: at most ti x tj / 8 accumulators plus the row of B and the broadcast of A.
+NARROW_MATMUL_VARIANTS = [
+    dict(ti=4, tj=16),
+    dict(ti=2, tj=32),
+    dict(ti=8, tj=8),
+    dict(ti=6, tj=16),
+    dict(ti=4, tj=24),
+    dict(ti=8, tj=16),
+    dict(ti=4, tj=16, pack=False),
+]
+
 WORKLOADS = {
     "matmul512": Workload(
         "matmul512",
@@ -292,15 +304,7 @@ WORKLOADS = {
         np_matmul,
         "sgemm (OpenBLAS)",
         narrow_params=dict(ti=2, tj=32),
-        narrow_variants=[
-            dict(ti=4, tj=16),
-            dict(ti=2, tj=32),
-            dict(ti=8, tj=8),
-            dict(ti=6, tj=16),
-            dict(ti=4, tj=24),
-            dict(ti=8, tj=16),
-            dict(ti=4, tj=16, pack=False),
-        ],
+        narrow_variants=NARROW_MATMUL_VARIANTS,
     ),
     "matmul1024": Workload(
         "matmul1024",
@@ -319,15 +323,7 @@ WORKLOADS = {
         np_matmul,
         "sgemm (OpenBLAS)",
         narrow_params=dict(ti=4, tj=16),
-        narrow_variants=[
-            dict(ti=4, tj=16),
-            dict(ti=2, tj=32),
-            dict(ti=8, tj=8),
-            dict(ti=6, tj=16),
-            dict(ti=4, tj=24),
-            dict(ti=8, tj=16),
-            dict(ti=4, tj=16, pack=False),
-        ],
+        narrow_variants=NARROW_MATMUL_VARIANTS,
     ),
     "chain512": Workload(
         "chain512",
