@@ -11,10 +11,12 @@ has a condition and an application; a rule may offer alternatives (e.g. with and
 without a cache-write stage), and every combination becomes one sketch.
 
 One addition to Ansor's CPU rules: the tiling rules also offer each alternative with
-its long-row input packed (``+pack(B)``, see ``packable_read``), a copy of the panel an
-outer tile reads, made contiguous. TVM gets the same effect from its matmul tutorial's
-hand-written packing or from Ansor's layout rewrite of constant weights; here it is a
-sketch, so it is searched like everything else and the inputs keep their layout.
+its long-row input packed (``+pack(B)``, see ``packable_read``): the outer tile levels of
+the axes indexing that input go outermost (j_0 j_1 i_0 i_1 ...), and a contiguous copy
+of each column panel is made once there and reused by every row tile, as OpenBLAS packs.
+TVM gets the same effect from its matmul tutorial's hand-written packing or from Ansor's
+layout rewrite of constant weights; here it is a sketch, searched like everything else,
+and the inputs keep their layout.
 """
 
 from __future__ import annotations
@@ -141,6 +143,16 @@ def packable_read(state: State, st: Stage) -> str | None:
     return None
 
 
+def packed_axes(state: State, st: Stage, tensor: str) -> frozenset:
+    """Names of ``st``'s spatial axes that index its reads of ``tensor`` (j for B[k, j])."""
+    spatial = {iv.var: iv.var.name for iv in st.op.axis}
+    used: set = set()
+    for index in effective_reads(state, st, state.stage(tensor)):
+        for i in index:
+            used |= {spatial[v] for v in E.free_vars(i) if v in spatial}
+    return frozenset(used)
+
+
 def spatial_size(st: Stage) -> int:
     """Product of the output extents."""
     n = 1
@@ -162,24 +174,34 @@ def reduce_size(st: Stage) -> int:
 
 
 def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | None = None,
-                             structure: str = CPU_STRUCTURE) -> None:
+                             structure: str = CPU_STRUCTURE,
+                             outer_axes: frozenset = frozenset()) -> int:
     """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes.
 
     With ``fuse_consumer``, that elementwise consumer is computed after the second
-    spatial level (the outer tile), as Ansor's fusion rule does.
+    spatial level (the outer tile), as Ansor's fusion rule does. With ``outer_axes``, the
+    first two spatial levels of those axes go outside the first two levels of the other
+    spatial axes (j_0 j_1 i_0 i_1 instead of i_0 j_0 i_1 j_1): everything inside the
+    second level of ``outer_axes`` then reuses one panel of an input indexed by them.
+
+    Returns the position (in ``get_loops``) of the last loop of ``outer_axes``' second
+    level, or of the second spatial level when there are no ``outer_axes``.
     """
     b = sch.get_block(block)
     loops = sch.get_loops(b)
     st = sch.state.stage(block)
-    kinds = [st.iters[n].kind for n in st.leaves]
     n_s, n_r = structure.count("S"), structure.count("R")
     s_levels: list[list] = [[] for _ in range(n_s)]
     r_levels: list[list] = [[] for _ in range(n_r)]
-    for loop, kind in zip(loops, kinds):
-        levels, n = (s_levels, n_s) if kind == "spatial" else (r_levels, n_r)
+    in_outer: list[bool] = []  # per spatial axis, in loop order
+    for loop, name in zip(loops, st.leaves):
+        spatial = st.iters[name].kind == "spatial"
+        levels, n = (s_levels, n_s) if spatial else (r_levels, n_r)
         tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
         for level, part in zip(levels, sch.split(loop, tiles)):
             level.append(part)
+        if spatial:
+            in_outer.append(name in outer_axes)
     order = []
     si = ri = 0
     for ch in structure:
@@ -189,19 +211,27 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
         else:
             order += r_levels[ri]
             ri += 1
+    n_axes = len(in_outer)
+    head = 2 * n_axes if n_s >= 2 else 0  # the loops of the first two spatial levels
+    pack_at = head - 1
+    if outer_axes and head:
+        first = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if in_outer[a]]
+        rest = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if not in_outer[a]]
+        order[:head] = first + rest
+        pack_at = len(first) - 1
     sch.reorder(*order)
     if fuse_consumer is not None and s_levels[1]:
-        sch.reverse_compute_at(sch.get_block(fuse_consumer), s_levels[1][-1])
+        sch.reverse_compute_at(sch.get_block(fuse_consumer), order[head - 1])
+    return pack_at
 
 
-def apply_pack(sch: Schedule, block: str, tensor: str) -> None:
-    """Read ``tensor`` through a "global" cache stage computed at the outer tile (the
-    last loop of the first spatial level): each outer tile copies its panel of
-    ``tensor`` once, and the inner levels, which reuse it, read it contiguously."""
-    st = sch.state.stage(block)
-    n_spatial = sum(1 for n in st.leaves if st.iters[n].kind == "spatial") // 4
+def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
+    """Read ``tensor`` through a "global" cache stage computed at loop ``at`` of ``block``
+    (see ``apply_multi_level_tiling(outer_axes=...)``): each iteration of that loop
+    copies the panel of ``tensor`` the loops inside it read, once, and they read it
+    contiguously."""
     cache = sch.cache_read(sch.get_block(block), tensor, "global")
-    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[max(0, n_spatial - 1)])
+    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[max(0, at)])
 
 
 def apply_cache_write(sch: Schedule, block: str) -> str:
@@ -243,31 +273,38 @@ def _inline_alts(state, st):
 
 
 def _with_packing(state, st, alts: list) -> list:
-    """``alts`` and, where ``st`` has a packable read, each of them followed by packing."""
+    """``alts`` and, where ``st`` has a packable read, each of them packing it too: the
+    axes that index the packed input are tiled outermost and the copy is made at their
+    second level, so the panel is copied once and reused by all the other outer tiles."""
     tensor = packable_read(state, st)
     if tensor is None:
         return alts
-    packed = [(f"{name}+pack({tensor})",
-               lambda sch, b, fn=fn: (fn(sch, b), apply_pack(sch, b, tensor)))
-              for name, fn in alts]
-    return alts + packed
+    axes = packed_axes(state, st, tensor)
+
+    def packed(fn):
+        return lambda sch, b: apply_pack(sch, b, tensor, fn(sch, b, outer_axes=axes))
+
+    return alts + [(f"{name}+pack({tensor})", packed(fn)) for name, fn in alts]
 
 
 def _mlt_fusion_alts(state, st):
     c = fusible_consumer(state, st)
-    return _with_packing(state, st, [(
-        f"tile+fuse({c.name})",
-        lambda sch, b, c=c.name: apply_multi_level_tiling(sch, b, fuse_consumer=c))])
+
+    def fused(sch, b, outer_axes=frozenset()):
+        return apply_multi_level_tiling(sch, b, fuse_consumer=c.name, outer_axes=outer_axes)
+
+    return _with_packing(state, st, [(f"tile+fuse({c.name})", fused)])
 
 
 def _mlt_alts(state, st):
-    def cached(sch, b):
-        copy = apply_cache_write(sch, b)
-        apply_multi_level_tiling(sch, b, fuse_consumer=copy)
+    def tiled(sch, b, outer_axes=frozenset()):
+        return apply_multi_level_tiling(sch, b, outer_axes=outer_axes)
 
-    return _with_packing(state, st, [
-        ("tile", lambda sch, b: apply_multi_level_tiling(sch, b)),
-        ("cache_write+tile", cached)])
+    def cached(sch, b, outer_axes=frozenset()):
+        copy = apply_cache_write(sch, b)
+        return apply_multi_level_tiling(sch, b, fuse_consumer=copy, outer_axes=outer_axes)
+
+    return _with_packing(state, st, [("tile", tiled), ("cache_write+tile", cached)])
 
 
 def _rfactor_alts(state, st):

@@ -42,22 +42,32 @@ def test_long_row_matmul_also_gets_packed_variants():
     assert described(sketches_of(matmul(128))) == ["C: tile", "C: cache_write+tile"]
 
 
-def test_packing_copies_the_panel_of_b_at_the_outer_tile():
+def test_packing_tiles_j_outermost_and_copies_each_panel_of_b_once():
     args = matmul(256)
-    sk = next(s for s in sketches_of(args) if s.describe() == "C: tile+pack(B)")
+    sk = next(s for s in sketches_of(args) if s.describe() == "C: cache_write+tile+pack(B)")
     sch = make_task(args).make_schedule()
     sch.replay(sk.trace)
+    c = sch.state.stage("C")
+    # j's two outer levels go outside i's: all row tiles reuse one panel of B
+    assert c.leaves[:4] == ["j_0", "j_1", "i_0", "i_1"]
     packed = sch.state.stage("B_global")
     assert packed.op.tag == "cache"
-    # computed once per outer tile (i_0, j_0) and read by C instead of B
-    assert packed.attach == ("at", "C", "j_0")
-    c_reads = {p.op.name for p in sch.state.producers("C")}
-    assert "B_global" in c_reads and "B" not in c_reads
+    assert packed.attach == ("at", "C", "j_1")
+    assert {p.op.name for p in sch.state.producers("C")} == {"A", "B_global"}
+    # the register tile's write-back still follows the outer tile (now ending with i_1)
+    assert sch.state.stage("C_local").attach == ("after", "C", "i_1")
+    # without packing the order is Ansor's: i_0 j_0 i_1 j_1
+    plain = next(s for s in sketches_of(args) if s.describe() == "C: cache_write+tile")
+    sch = make_task(args).make_schedule()
+    sch.replay(plain.trace)
+    assert sch.state.stage("C").leaves[:4] == ["i_0", "j_0", "i_1", "j_1"]
 
 
-def test_packed_programs_compute_the_matmul():
+@pytest.mark.parametrize("target", ["llvm -num-cores=1", "llvm -num-cores=2"])
+def test_packed_programs_compute_the_matmul(target):
+    # on two cores the fused j_0 j_1 loop is parallel: each thread packs its own panel
     args = matmul(256)
-    policy = fast_policy(make_task(args), seed=5)
+    policy = fast_policy(make_task(args, target), seed=5)
     packed = [i for i, s in enumerate(policy.sketches) if "pack(B)" in s.describe()]
     assert len(packed) == 2
     for k in packed:
