@@ -8,7 +8,7 @@ from search_helpers import (
     matmul_relu, row_sum, scaled_matmul, softmax,
 )
 
-from ansor_lab import auto_scheduler, te
+from ansor_lab import auto_scheduler, te, topi
 from ansor_lab.search import sketch as S
 
 
@@ -75,6 +75,45 @@ def test_packed_programs_compute_the_matmul(target):
             drawn = policy.space.sample(sketch=k)
             assert drawn is not None
             assert drawn[0].sketch == k
+            check_numeric(drawn[1], args, seed=seed)
+
+
+def batch_matmul_long_rows() -> list:
+    A = te.placeholder((2, 16, 64), name="A")
+    B = te.placeholder((2, 64, 256), name="B")
+    k = te.reduce_axis((0, 64), name="k")
+    C = te.compute((2, 16, 256), lambda b, i, j: te.sum(A[b, i, k] * B[b, k, j], axis=k),
+                   name="C")
+    return [A, B, C]
+
+
+def conv2d_nhwc_wide() -> list:
+    data = te.placeholder((1, 6, 6, 16), name="data")
+    kernel = te.placeholder((3, 3, 16, 256), name="kernel")  # HWIO: rows of 1 KiB along O
+    return [data, kernel, topi.nn.conv2d_nhwc(data, kernel, 1, 1, 1, out_dtype="float32")]
+
+
+def test_batch_matmul_packs_per_batch_and_column_panel():
+    args = batch_matmul_long_rows()
+    sk = next(s for s in sketches_of(args) if s.describe() == "C: tile+pack(B)")
+    sch = make_task(args).make_schedule()
+    sch.replay(sk.trace)
+    # B[b, k, j] is indexed by b and j: both go outside i
+    assert sch.state.stage("C").leaves[:6] == ["b_0", "j_0", "b_1", "j_1", "i_0", "i_1"]
+    assert sch.state.stage("B_global").attach == ("at", "C", "j_1")
+
+
+@pytest.mark.parametrize("workload, tensor", [(batch_matmul_long_rows, "B"),
+                                              (conv2d_nhwc_wide, "kernel")])
+def test_packed_programs_of_other_layouts_are_correct_in_parallel(workload, tensor):
+    args = workload()
+    policy = fast_policy(make_task(args, "llvm -num-cores=2"), seed=3)
+    packed = [i for i, s in enumerate(policy.sketches) if f"pack({tensor})" in s.describe()]
+    assert len(packed) == 2
+    for k in packed:
+        for seed in range(2):
+            drawn = policy.space.sample(sketch=k)
+            assert drawn is not None
             check_numeric(drawn[1], args, seed=seed)
 
 
