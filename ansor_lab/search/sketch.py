@@ -212,9 +212,9 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
             order += r_levels[ri]
             ri += 1
     n_axes = len(in_outer)
-    head = 2 * n_axes if n_s >= 2 else 0  # the loops of the first two spatial levels
+    head = 2 * n_axes  # the loops of the first two spatial levels (structures start "SS")
     pack_at = head - 1
-    if outer_axes and head:
+    if outer_axes:
         first = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if in_outer[a]]
         rest = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if not in_outer[a]]
         order[:head] = first + rest
@@ -231,7 +231,7 @@ def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
     copies the panel of ``tensor`` the loops inside it read, once, and they read it
     contiguously."""
     cache = sch.cache_read(sch.get_block(block), tensor, "global")
-    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[max(0, at)])
+    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
 
 
 def apply_cache_write(sch: Schedule, block: str) -> str:

@@ -9,6 +9,7 @@ from search_helpers import (
 )
 
 from ansor_lab import auto_scheduler, te, topi
+from ansor_lab.schedule.state import effective_reads
 from ansor_lab.search import sketch as S
 
 
@@ -295,8 +296,15 @@ def test_packable_read_is_the_long_row_input_walked_along_the_reduction():
     r = te.reduce_axis((0, 512), name="k")
     C = te.compute((64, 64), lambda i, j: te.sum(A[i, r] * Bt[j, r], axis=r), name="C")
     assert packable([A, Bt, C], "C") is None
-    # convolution: the data's inner index is x + s, the weights' is the reduction s
-    assert packable(conv2d_bias_relu(c=8, hw=300, f=8), "conv") is None
+    # NCHW convolution with the padding inlined, so conv reads the 1200-byte rows of data
+    # itself: data's inner index is x + s (not the bare axis x), the kernel's is the
+    # reduction s; neither is a column walk
+    args = conv2d_bias_relu(c=8, hw=300, f=8)
+    sch = make_task(args).make_schedule()
+    sch.compute_inline(sch.get_block("pad"))
+    conv = sch.state.stage("conv")
+    assert effective_reads(sch.state, conv, sch.state.stage("data"))  # data is seen
+    assert S.packable_read(sch.state, sch.state.stage("conv")) is None
 
 
 def test_expensive_op_detection():
