@@ -403,6 +403,8 @@ def tune_tvm(
         "work_dir": os.path.join(work_dir, f"ms_{wl.name}_t{threads}_n{max(budgets)}"),
         "timing": timing,
         "round_size": round_size,
+        # MetaSchedule compiles for the same CPU as we do (its default would be a guess).
+        "mcpu": tvm.Target("llvm").mcpu,
     }
     out = os.path.join(work_dir, f"ms_{wl.name}_t{threads}_n{max(budgets)}.out.json")
     env = dict(os.environ)
@@ -447,6 +449,8 @@ def retime_tvm(
         str(timing["number"]),
         "--min-repeat-ms",
         str(timing["min_repeat_ms"]),
+        "--mcpu",
+        tvm.Target("llvm").mcpu,
     ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:

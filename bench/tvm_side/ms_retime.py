@@ -18,7 +18,7 @@ import statistics
 
 import numpy as np
 
-from ms_tune import cpu_times, workload
+from ms_tune import cpu_times, host_mcpu, workload
 
 
 def main() -> int:
@@ -35,7 +35,7 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--number", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=int, default=50)
-    p.add_argument("--mcpu", default="rocketlake")
+    p.add_argument("--mcpu", default=None, help="LLVM CPU name (default: this machine's)")
     args = p.parse_args()
 
     import tvm
@@ -52,7 +52,8 @@ def main() -> int:
             if line.strip():
                 idx, rec = json.loads(line)
                 records.append((idx, rec))
-    target = tvm.target.Target({"kind": "llvm", "mcpu": args.mcpu, "num-cores": args.threads})
+    mcpu = args.mcpu or host_mcpu()
+    target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu, "num-cores": args.threads})
     dev = tvm.cpu(0)
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(-1, 1, size=[int(d) for d in t.shape]).astype("float32") for t in tensors]

@@ -80,6 +80,13 @@ def _np_conv(data, kernel, bias, pad):
     return np.maximum(out + bias[None, :, None, None], 0)
 
 
+def host_mcpu() -> str:
+    """LLVM's name for this machine's CPU (``znver3``, ``rocketlake``, ...)."""
+    from tvm.target import codegen
+
+    return codegen.llvm_get_system_cpu()
+
+
 def tree_cpu_seconds() -> float:
     """CPU seconds used by this process and its children, live or finished (/proc)."""
     import resource
@@ -143,7 +150,7 @@ def main() -> int:
     tensors, flops, np_fn = workload(spec["workload"])
     mod = tvm.IRModule({"main": te.create_prim_func(tensors)})
     target = tvm.target.Target(
-        {"kind": "llvm", "mcpu": spec.get("mcpu", "rocketlake"), "num-cores": threads}
+        {"kind": "llvm", "mcpu": spec.get("mcpu") or host_mcpu(), "num-cores": threads}
     )
 
     snaps: dict[int, dict] = {}
