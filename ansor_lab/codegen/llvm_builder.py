@@ -120,6 +120,13 @@ class ModuleContext:
         self.outlined = 0
         self.thread_ids: ir.GlobalVariable | None = None
         self.quiet = 0  # > 0 while emitting the 2nd, 3rd... copy of an unrolled body
+        #: id(expr node) -> (node, its variables) for pure integer index arithmetic, or
+        #: (node, None); the node is kept so that its id is not reused while we run
+        self.index_vars: dict[int, tuple] = {}
+        #: (id(buffer), id(indices)) -> (buffer, indices, flat index, its variables, linear form)
+        self.flat_forms: dict[tuple[int, int], tuple] = {}
+        #: (id(indices), id(vector var)) -> (indices, var, indices at lane 0)
+        self.lane0: dict[tuple[int, int], tuple] = {}
 
     def report(self, r: LoopReport) -> None:
         """Record what happened to a loop (once, not once per unrolled copy)."""
@@ -164,6 +171,9 @@ class FunctionBuilder:
         self.own: set = set()
         self.nsw = False
         self.flags = ("fast",) if ctx.options.fast_math else ("contract",)
+        #: values of index arithmetic already emitted, one dict per region whose code
+        #: dominates what follows it (see ``expr``); a loop body or an if branch is a new one
+        self.memo: list[dict] = [{}]
 
     def finish(self, ret: ir.Value | None) -> None:
         """Close the body and link the entry block (allocas) to it."""
@@ -224,10 +234,53 @@ class FunctionBuilder:
 
     # -- expressions ------------------------------------------------------------------
     def expr(self, e: E.PrimExpr) -> ir.Value:
+        """The value of ``e`` at the current position.
+
+        Integer index arithmetic is emitted once per region and reused: an unrolled body
+        repeats the same index expressions (``i_0*128 + i_1*32`` in every copy) and
+        building them again made code generation, not LLVM, the slowest part of a build
+        (a matmul-exp-matmul kernel: 250,000 instructions). A value is reused only where
+        it dominates: it was emitted on the straight-line part of the current region or an
+        enclosing one (``region`` starts a new one for a loop body or an if branch), and
+        the key holds what the variables are bound to now, so the copies of an unrolled
+        loop, whose variable is a different constant in each, never share a value that
+        depends on it."""
+        key = self._memo_key(e)
+        if key is None:
+            return self._emit_expr(e)
+        for memo in reversed(self.memo):
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        value = self._emit_expr(e)
+        self.memo[-1][key] = value
+        return value
+
+    def _emit_expr(self, e: E.PrimExpr) -> ir.Value:
         method = getattr(self, "e_" + type(e).__name__, None)
         if method is None:
             raise CodegenError(f"the LLVM backend cannot generate {type(e).__name__}: {e}")
         return method(e)
+
+    def _memo_key(self, e: E.PrimExpr) -> tuple | None:
+        """A key for reusing ``e``'s value, or None for anything but index arithmetic."""
+        if isinstance(e, E.Var):
+            if self.vec is None or e is not self.vec.var:
+                return None  # a bound variable costs nothing to emit
+            return (id(e), self.vec.base, self.vec.lanes)
+        variables = _index_vars(self.ctx, e)
+        if variables is None:
+            return None
+        return (id(e), self.nsw) + tuple(self._binding(v) for v in variables)
+
+    def _binding(self, v: E.Var):
+        if self.vec is not None and v is self.vec.var:
+            return (self.vec.base, self.vec.lanes)
+        return self.vars.get(v)
+
+    def region(self) -> _Region:
+        """``with self.region():`` around code that does not dominate what follows it."""
+        return _Region(self.memo)
 
     def e_Var(self, e: E.Var) -> ir.Value:
         if self.vec is not None and e is self.vec.var:
@@ -286,19 +339,34 @@ class FunctionBuilder:
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fadd(a, b, flags=self.flags)
-        return self.b.add(a, b, flags=self._int_flags())
+        return self._int_op("add", a, b, lambda x, y: x + y)
 
     def e_Sub(self, e):
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fsub(a, b, flags=self.flags)
-        return self.b.sub(a, b, flags=self._int_flags())
+        return self._int_op("sub", a, b, lambda x, y: x - y)
 
     def e_Mul(self, e):
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fmul(a, b, flags=self.flags)
-        return self.b.mul(a, b, flags=self._int_flags())
+        return self._int_op("mul", a, b, lambda x, y: x * y)
+
+    def _int_op(self, op: str, a: ir.Value, b: ir.Value, fold) -> ir.Value:
+        """An integer add/sub/mul, folded where an operand is a scalar constant that makes
+        it one (the indices of an unrolled copy are constants: 0 + x, 2 * 16), so an
+        unrolled body carries no arithmetic on constants."""
+        ca, cb = _int_constant(a), _int_constant(b)
+        if ca is not None and cb is not None:
+            bits = a.type.width
+            v = fold(ca, cb) & ((1 << bits) - 1)
+            return ir.Constant(a.type, v - (1 << bits) if v >> (bits - 1) else v)
+        if cb == 0 and op in ("add", "sub") or cb == 1 and op == "mul":
+            return a
+        if ca == 0 and op == "add" or ca == 1 and op == "mul":
+            return b
+        return getattr(self.b, op)(a, b, flags=self._int_flags())
 
     def e_Div(self, e):
         a, b = self._ab(e)
@@ -501,11 +569,13 @@ class FunctionBuilder:
         end_bb = self.fn.append_basic_block("ite.end")
         bld.cbranch(cond, then_bb, else_bb)
         bld.position_at_end(then_bb)
-        t = self.splat(self.expr(t_e), lanes)
+        with self.region():
+            t = self.splat(self.expr(t_e), lanes)
         then_end = bld.block
         bld.branch(end_bb)
         bld.position_at_end(else_bb)
-        f = self.splat(self.expr(f_e), lanes)
+        with self.region():
+            f = self.splat(self.expr(f_e), lanes)
         else_end = bld.block
         bld.branch(end_bb)
         bld.position_at_end(end_bb)
@@ -531,15 +601,30 @@ class FunctionBuilder:
         saved, self.nsw = self.nsw, True
         try:
             for idx, stride in zip(indices, buf.strides):
-                v = self._as_i64(self.expr(idx))
-                term = v if stride == 1 else self.b.mul(v, ir.Constant(I64, stride),
-                                                         flags=["nsw"])
-                offset = term if offset is None else self.b.add(offset, term, flags=["nsw"])
+                term = self._offset_term(idx, stride)
+                offset = term if offset is None else self._int_op("add", offset, term,
+                                                                  lambda x, y: x + y)
         finally:
             self.nsw = saved
         if offset is None:
             offset = ir.Constant(I64, 0)
         return self.b.gep(self.base_pointer(buf), [offset], source_etype=memory_type(buf.dtype))
+
+    def _offset_term(self, idx: E.PrimExpr, stride: int) -> ir.Value:
+        """``idx * stride`` in i64 (nsw), reused like ``expr`` reuses index arithmetic."""
+        inner = self._memo_key(idx)
+        key = None if inner is None else ("term", stride) + inner
+        if key is not None:
+            for memo in reversed(self.memo):
+                hit = memo.get(key)
+                if hit is not None:
+                    return hit
+        v = self._as_i64(self.expr(idx))
+        term = v if stride == 1 else self._int_op("mul", v, ir.Constant(I64, stride),
+                                                  lambda x, y: x * y)
+        if key is not None:
+            self.memo[-1][key] = term
+        return term
 
     def base_pointer(self, buf: N.Buffer) -> ir.Value:
         ptr = self.buffers.get(buf)
@@ -551,11 +636,10 @@ class FunctionBuilder:
         """How an access is done: ("scalar", addr) | ("contiguous", addr) | ("gather", ptrs)."""
         if self.vec is None:
             return "scalar", self.address(buf, indices)
-        flat = self.flat_index(buf, indices)
-        if not self.varying(flat):
+        flat, flat_vars, form = self._flat_facts(buf, indices)
+        if not flat_vars & self.vec.varying:
             return "scalar", self.address(buf, indices)
         vec = self.vec
-        form = linear_form(simplify_expr(flat))
         if form is not None:
             terms, _ = form
             coeff = terms.get(vec.var, 0)
@@ -563,8 +647,7 @@ class FunctionBuilder:
                 t is not vec.var and bool(E.free_vars(t) & vec.varying) for t in terms
             )
             if coeff == 1 and not rest_varying:
-                zero = {vec.var: E.IntImm(0, vec.var.dtype)}
-                base_idx = tuple(E.substitute(i, zero) for i in indices)
+                base_idx = self._lane0_indices(indices, vec.var)
                 return "contiguous", self.address(buf, base_idx, self._as_i64(vec.base))
         idx = self.expr(flat)
         lanes = vec.lanes
@@ -575,10 +658,33 @@ class FunctionBuilder:
         addrs = self.b.add(self.splat(base, lanes), offs)
         return "gather", self.b.inttoptr(addrs, ir.VectorType(PTR, lanes))
 
+    def _flat_facts(self, buf: N.Buffer, indices: tuple) -> tuple:
+        """(flat index, its variables, its linear form) of an access, worked out once per
+        access node: the copies of an unrolled body share them."""
+        key = (id(buf), id(indices))
+        facts = self.ctx.flat_forms.get(key)
+        if facts is None:
+            flat = self.flat_index(buf, indices)
+            facts = (buf, indices, flat, frozenset(E.free_vars(flat)),
+                     linear_form(simplify_expr(flat)))
+            self.ctx.flat_forms[key] = facts
+        return facts[2:]
+
+    def _lane0_indices(self, indices: tuple, var: E.Var) -> tuple:
+        """``indices`` with the vector variable at 0, made once per access node (the same
+        node objects each time, so their arithmetic is reused across unrolled copies)."""
+        key = (id(indices), id(var))
+        hit = self.ctx.lane0.get(key)
+        if hit is None:
+            zero = {var: E.IntImm(0, var.dtype)}
+            hit = (indices, var, tuple(E.substitute(i, zero) for i in indices))
+            self.ctx.lane0[key] = hit
+        return hit[2]
+
     def in_bounds(self, buf: N.Buffer, indices: tuple) -> bool:
         """True when every lane's element of this access provably lies inside ``buf``
         (from the constant bounds of the loops around it), whatever the guards say."""
-        form = linear_form(simplify_expr(self.flat_index(buf, indices)))
+        form = self._flat_facts(buf, indices)[2]
         if form is None:
             return False
         terms, lo = form
@@ -592,7 +698,10 @@ class FunctionBuilder:
         return 0 <= lo and hi < buf.size
 
     def _as_i64(self, v: ir.Value) -> ir.Value:
-        return v if v.type == I64 else self.b.sext(v, I64)
+        if v.type == I64:
+            return v
+        c = _int_constant(v)
+        return ir.Constant(I64, c) if c is not None else self.b.sext(v, I64)
 
     def _count(self, key: str) -> None:
         if self.vec is not None:
@@ -753,11 +862,13 @@ class FunctionBuilder:
         else_bb = self.fn.append_basic_block("if.else") if s.else_case is not None else end_bb
         bld.cbranch(cond, then_bb, else_bb)
         bld.position_at_end(then_bb)
-        self.stmt(s.then_case)
+        with self.region():
+            self.stmt(s.then_case)
         bld.branch(end_bb)
         if s.else_case is not None:
             bld.position_at_end(else_bb)
-            self.stmt(s.else_case)
+            with self.region():
+                self.stmt(s.else_case)
             bld.branch(end_bb)
         bld.position_at_end(end_bb)
 
@@ -835,7 +946,7 @@ class FunctionBuilder:
         vt = llvm_type(s.loop_var.dtype)
         if lo is None:
             lo = self.expr(s.min)
-            hi = bld.add(lo, self.expr(s.extent))
+            hi = self._int_op("add", lo, self.expr(s.extent), lambda x, y: x + y)
         pre = bld.block
         head = self.fn.append_basic_block(f"for.{s.loop_var.name}")
         body = self.fn.append_basic_block(f"for.{s.loop_var.name}.body")
@@ -850,7 +961,8 @@ class FunctionBuilder:
         bounds = _bounds(s)
         if bounds is not None:
             self.ranges[s.loop_var] = bounds
-        self.stmt(s.body)
+        with self.region():
+            self.stmt(s.body)
         nxt = bld.add(phi, ir.Constant(vt, 1), flags=["nsw"])
         phi.add_incoming(nxt, bld.block)
         bld.branch(head)
@@ -1035,6 +1147,58 @@ def _vname(vt: ir.VectorType) -> str:
         return f"v{vt.count}i{el.width}"
     name = {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(el)]
     return f"v{vt.count}{name}"
+
+
+def _int_constant(v: ir.Value) -> int | None:
+    """The value of a scalar integer constant, else None."""
+    if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType) \
+            and isinstance(v.constant, int) and not isinstance(v.constant, bool):
+        return v.constant
+    return None
+
+
+class _Region:
+    """A new innermost dict of reusable values for the span of a ``with`` block."""
+
+    def __init__(self, memo: list[dict]) -> None:
+        self.memo = memo
+
+    def __enter__(self) -> None:
+        self.memo.append({})
+
+    def __exit__(self, *exc) -> None:
+        self.memo.pop()
+
+
+#: expression kinds whose value is integer arithmetic of variables and constants only
+_INDEX_OPS = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.Div, E.Mod, E.Min, E.Max)
+
+
+def _index_vars(ctx: ModuleContext, e: E.PrimExpr) -> tuple | None:
+    """The variables of ``e`` (a tuple in a fixed order) when ``e`` is integer arithmetic
+    of variables and constants (no memory, no calls, no conditions), else None."""
+    hit = ctx.index_vars.get(id(e))
+    if hit is not None:
+        return hit[1]
+    variables: tuple | None = None
+    if isinstance(e, _INDEX_OPS + (E.Cast,)) and dtypes.is_int(e.dtype):
+        children = (e.value,) if isinstance(e, E.Cast) else (e.a, e.b)
+        found: dict = {}
+        for c in children:
+            if isinstance(c, E.Var):
+                found[c] = None
+            elif isinstance(c, E.IntImm):
+                pass
+            else:
+                sub = _index_vars(ctx, c)
+                if sub is None:
+                    found = None
+                    break
+                found.update(dict.fromkeys(sub))
+        if found is not None:
+            variables = tuple(found)
+    ctx.index_vars[id(e)] = (e, variables)
+    return variables
 
 
 def _const(e: E.PrimExpr) -> int | None:
