@@ -1,12 +1,16 @@
 """Build times, and the default (unscheduled) matmul next to numpy, measured in one run.
 
     .venv/bin/python bench/bench_build.py [--repeat 3] [--sizes 256 512] [--json out.json]
+    .venv/bin/python bench/bench_build.py --records tune.json [--sample 24]
 
 (a) build time: lower (schedule -> loop IR) and the whole ``tvm.build`` (lower + LLVM IR
     generation + optimisation + machine code) for a small elementwise op and for the
     1024x1024x1024 matmul with its default schedule; median of ``--repeat`` fresh builds.
 (b) the default matmul at each ``--sizes`` timed with ``time_evaluator`` and numpy's matmul
     on one BLAS thread (threadpoolctl), GFLOPS of both and their ratio.
+(c) with ``--records LOG``: what building the tuner's candidates costs, phase by phase
+    (replaying the trace, LLVM IR generation, LLVM's O3 pipeline, machine code), the mean
+    over ``--sample`` records of a tuning log, as a builder worker does it.
 Not part of the test suite: numbers depend on the machine and its load.
 """
 
@@ -61,6 +65,43 @@ def time_build(make, repeat: int) -> dict:
         "lower_ms": statistics.median(lower_s) * 1e3,
         "build_ms": statistics.median(build_s) * 1e3,
     }
+
+
+def time_record_builds(log: str, sample: int) -> dict:
+    """Mean seconds per phase of building ``sample`` records of a tuning log."""
+    import random
+
+    import llvmlite.binding as llvm
+
+    from ansor_lab.codegen import llvm as codegen
+    from ansor_lab.codegen.target import Target
+    from ansor_lab.ir.passes import unroll_by_pragma
+    from ansor_lab.measure.workers import rebuild_schedule
+
+    with open(log) as fh:
+        records = [json.loads(line) for line in fh if line.strip()]
+    picked = random.Random(0).sample(records, min(sample, len(records)))
+    phases = {"replay": [], "ir_gen": [], "llvm_opt": [], "machine_code": [], "ir_kb": []}
+    for rec in picked:
+        t0 = time.perf_counter()
+        func = unroll_by_pragma(rebuild_schedule(rec["dag"], rec["trace"]).mod["main"])
+        target = Target(rec["target"])
+        t1 = time.perf_counter()
+        text, _ = codegen.generate_ir(func, target, codegen.CodegenOptions(num_threads=1))
+        mod = llvm.parse_assembly(text)
+        tm = codegen.target_machine(target.mcpu, target.mattr)
+        mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
+        t2 = time.perf_counter()
+        codegen.optimize(mod, tm)
+        t3 = time.perf_counter()
+        tm.emit_object(mod)
+        t4 = time.perf_counter()
+        for key, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, len(text) / 1024)):
+            phases[key].append(v)
+    out = {k: statistics.mean(v) for k, v in phases.items()}
+    out["records"] = len(picked)
+    out["log"] = log
+    return out
 
 
 def numpy_limits():
@@ -127,7 +168,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--build-size", type=int, default=1024, help="matmul size for build time")
     p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument("--records", metavar="LOG",
+                   help="only (c): build phases of candidates from this tuning log")
+    p.add_argument("--sample", type=int, default=24, help="records to build with --records")
     args = p.parse_args(argv)
+    if args.records:
+        r = time_record_builds(args.records, args.sample)
+        print(f"(c) building {r['records']} candidates of {r['log']}: mean seconds per candidate")
+        print(f"{'replay':>8}{'IR gen':>9}{'LLVM O3':>9}{'mc':>8}{'total':>8}{'IR (KiB)':>10}")
+        total = r["replay"] + r["ir_gen"] + r["llvm_opt"] + r["machine_code"]
+        print(f"{r['replay']:>8.3f}{r['ir_gen']:>9.3f}{r['llvm_opt']:>9.3f}"
+              f"{r['machine_code']:>8.3f}{total:>8.3f}{r['ir_kb']:>10.0f}")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(r, fh, indent=2)
+        return 0
 
     target = tvm.Target("llvm")
     _, blas = numpy_limits()
