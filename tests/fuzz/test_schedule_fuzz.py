@@ -35,7 +35,7 @@ import json
 import os
 
 import pytest
-from fuzz_workloads import NAMES, check_schedule, workload
+from fuzz_workloads import NAMES, check_schedule, replay_json, workload
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from schedule_gen import Fuzzer, HypothesisChooser
@@ -202,3 +202,20 @@ def test_schedule_fuzz_regressions(case: str) -> None:
         with pytest.raises(ScheduleError, match=error):
             last()
     check_schedule(w, sch)
+
+
+KNOWN_BUGS = os.path.join(os.path.dirname(__file__), "known_bugs")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="open wrong answer found by the thorough fuzz: T_softmax_norm is reverse-computed "
+    "at a loop of T_softmax_maxelem; most likely T_softmax_expsum, its other producer, is "
+    "not complete there, and reverse_compute_at should refuse that location (TVM raises)",
+)
+def test_known_bug_softmax_reverse_compute_at_past_a_producer() -> None:
+    """Replays the fuzzer's trace. When it passes, the bug is fixed: drop the xfail."""
+    with open(os.path.join(KNOWN_BUGS, "softmax_reverse_compute_at_past_expsum.json")) as fh:
+        trace = fh.read()
+    replay_json("softmax", trace)
