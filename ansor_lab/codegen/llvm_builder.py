@@ -248,13 +248,18 @@ class FunctionBuilder:
         key = self._memo_key(e)
         if key is None:
             return self._emit_expr(e)
+        value = self._reusable(key)
+        if value is None:
+            value = self.memo[-1][key] = self._emit_expr(e)
+        return value
+
+    def _reusable(self, key: tuple) -> ir.Value | None:
+        """The value made for ``key`` in this region or an enclosing one, if any."""
         for memo in reversed(self.memo):
             hit = memo.get(key)
             if hit is not None:
                 return hit
-        value = self._emit_expr(e)
-        self.memo[-1][key] = value
-        return value
+        return None
 
     def _emit_expr(self, e: E.PrimExpr) -> ir.Value:
         method = getattr(self, "e_" + type(e).__name__, None)
@@ -614,11 +619,9 @@ class FunctionBuilder:
         """``idx * stride`` in i64 (nsw), reused like ``expr`` reuses index arithmetic."""
         inner = self._memo_key(idx)
         key = None if inner is None else ("term", stride) + inner
-        if key is not None:
-            for memo in reversed(self.memo):
-                hit = memo.get(key)
-                if hit is not None:
-                    return hit
+        hit = None if key is None else self._reusable(key)
+        if hit is not None:
+            return hit
         v = self._as_i64(self.expr(idx))
         term = v if stride == 1 else self._int_op("mul", v, ir.Constant(I64, stride),
                                                   lambda x, y: x * y)
