@@ -456,6 +456,57 @@ class _Lowerer:
         for s in reversed(self.stages):
             if s.attach[0] != "inline":
                 self.ensure_info(s, ())
+        for s in self.stages:
+            if s.attach[0] != "inline":
+                self.check_reads_inside_producer(s)
+
+    def check_reads_inside_producer(self, stage: Stage) -> None:
+        """A stage nested in a producer's loop may read only what that loop has written.
+
+        A consumer C computed after producer P's loop x (reverse_compute_at) carries the
+        stages computed inside it along. C itself reads exactly the box one iteration of x
+        wrote (``infer_region_after``), but a stage nested in C that also reads P (softmax:
+        the exp-sum computed inside the normalization, both reading exp) may need more of
+        P than that box, e.g. a whole row while x is the column loop: it would read
+        elements not written yet. Refuse, unless its reads lie inside the box.
+        """
+        below = [stage]
+        cur = stage
+        while cur.attach[0] in ("at", "after"):
+            parent = self.by_name[cur.attach[1]]
+            if cur.attach[0] == "after" and cur is not stage and self.reads(stage, parent):
+                self._check_read_within_box(stage, below, parent, cur)
+            if parent in below:  # a cycle; ensure_info reports it
+                return
+            below.append(parent)
+            cur = parent
+
+    def _check_read_within_box(self, stage: Stage, below: list, producer: Stage,
+                               after: Stage) -> None:
+        x = after.attach[2]
+        pinfo = self.info[producer.name]
+        inner = producer.leaves[producer.leaves.index(x) + 1:]
+        written_relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
+        pvalues = self.root_values(producer)
+        box = [_relax(pvalues[iv.var], written_relax) for iv in producer.op.axis]
+        read_relax: dict = {}
+        for s in below:
+            si = self.info[s.name]
+            for leaf in s.leaves:
+                read_relax[si.leaf_vars[leaf]] = (0, si.extents[leaf] - 1)
+        values = self.root_values(stage)
+        for index in self.reads(stage, producer):
+            for d, e in enumerate(index):
+                span = _relax(E.substitute(e, values), read_relax)
+                if _contains(box[d], span):
+                    continue
+                raise LoweringError(
+                    f"stage {stage.name!r} runs inside {producer.name}.{x} (it is computed "
+                    f"inside {after.name!r}, which is computed after that loop) and reads "
+                    f"{producer.op.name!r} beyond what one iteration of that loop has "
+                    f"written (axis {d}); reverse_compute_at {after.name!r} at an outer loop "
+                    f"of {producer.name!r}, or compute {stage.name!r} at root"
+                )
 
     def ensure_info(self, stage: Stage, pending: tuple) -> None:
         """Build ``stage``'s info after the stages its region depends on."""
@@ -634,6 +685,18 @@ def _union(a, b):
     ):
         return "full"
     return (sym_a, min(lo_a, lo_b), max(hi_a, hi_b))
+
+
+def _contains(outer, inner) -> bool:
+    """Whether relaxed span ``inner`` lies inside ``outer`` (same symbolic part)."""
+    if outer is None or inner is None:
+        return False
+    sym_o, lo_o, hi_o = outer
+    sym_i, lo_i, hi_i = inner
+    same = len(sym_o) == len(sym_i) and all(
+        E.structural_equal(to, ti) and co == ci for (to, co), (ti, ci) in zip(sym_o, sym_i)
+    )
+    return same and lo_o <= lo_i and hi_i <= hi_o
 
 
 def lower_state(

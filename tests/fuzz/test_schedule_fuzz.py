@@ -171,6 +171,33 @@ def _aligned_fused_reverse_compute_at(sch):
     return lambda: sch.reverse_compute_at(mul, outer)
 
 
+def _softmax_sum_inside_norm(sch):
+    # T_softmax_expsum computed inside T_softmax_norm; both read T_softmax_exp
+    norm = sch.get_block("T_softmax_norm")
+    sch.compute_at(sch.get_block("T_softmax_expsum"), sch.get_loops(norm)[0])
+    return norm, sch.get_loops(sch.get_block("T_softmax_exp"))
+
+
+def _norm_after_exp_column(sch):
+    # after exp's column loop only one element of the row is written; the sum needs it all
+    norm, (_, i1) = _softmax_sum_inside_norm(sch)
+    return lambda: sch.reverse_compute_at(norm, i1)
+
+
+def _norm_after_exp_row(sch):
+    # ... after the row loop the whole row is written: allowed, and correct
+    norm, (i0, _) = _softmax_sum_inside_norm(sch)
+    return lambda: sch.reverse_compute_at(norm, i0)
+
+
+def _reorder_exp_under_norm(sch):
+    # the row placement made wrong by a later step: exp's loops swapped, so the loop norm
+    # follows runs down a column
+    norm, (i0, i1) = _softmax_sum_inside_norm(sch)
+    sch.reverse_compute_at(norm, i0)
+    return lambda: sch.reorder(i1, i0)
+
+
 REGRESSIONS = {
     "stale_region_after_reorder": ("int_reduce", _stale_region_after_reorder, None),
     "stale_region_conv": ("conv2d", _stale_region_conv, None),
@@ -186,6 +213,10 @@ REGRESSIONS = {
     "ragged_reverse_compute_at": ("broadcast_chain", _ragged_reverse_compute_at, "ragged"),
     "aligned_fused_reverse_compute_at": ("broadcast_chain", _aligned_fused_reverse_compute_at,
                                          None),
+    "norm_after_exp_column": ("softmax", _norm_after_exp_column, "beyond what one iteration"),
+    "norm_after_exp_row": ("softmax", _norm_after_exp_row, None),
+    "reorder_exp_under_norm": ("softmax", _reorder_exp_under_norm,
+                               "beyond what one iteration"),
 }
 
 
@@ -204,18 +235,17 @@ def test_schedule_fuzz_regressions(case: str) -> None:
     check_schedule(w, sch)
 
 
-KNOWN_BUGS = os.path.join(os.path.dirname(__file__), "known_bugs")
+FOUND = os.path.join(os.path.dirname(__file__), "found")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="open wrong answer found by the thorough fuzz: T_softmax_norm is reverse-computed "
-    "at a loop of T_softmax_maxelem; most likely T_softmax_expsum, its other producer, is "
-    "not complete there, and reverse_compute_at should refuse that location (TVM raises)",
-)
-def test_known_bug_softmax_reverse_compute_at_past_a_producer() -> None:
-    """Replays the fuzzer's trace. When it passes, the bug is fixed: drop the xfail."""
-    with open(os.path.join(KNOWN_BUGS, "softmax_reverse_compute_at_past_expsum.json")) as fh:
-        trace = fh.read()
+def test_thorough_fuzz_trace_softmax_sum_inside_norm_is_refused() -> None:
+    """The thorough fuzz's trace that computed a wrong softmax (294 of 351 elements) now
+    stops at its last step, reverse_compute_at of T_softmax_norm (carrying the exp-sum)
+    at the column loop of T_softmax_exp, with our error."""
+    with open(os.path.join(FOUND, "softmax_reverse_compute_at_past_expsum.json")) as fh:
+        trace = json.load(fh)
+    assert trace["insts"][-1][0] == "ReverseComputeAt"
+    with pytest.raises(ScheduleError, match="T_softmax_expsum.*beyond what one iteration"):
+        replay_json("softmax", trace)
+    trace["insts"] = trace["insts"][:-1]  # everything before that step is fine
     replay_json("softmax", trace)
