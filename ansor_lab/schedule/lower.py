@@ -259,6 +259,7 @@ class _Lowerer:
         else:
             n_sp = len(op.axis)
             shape = tuple(exts[:n_sp]) if stage.attach[0] == "at" else tuple(op.shape)
+            shape = _permute(shape, stage.layout)
             strides = _aligned_strides(shape, stage.storage_align)
             info.buffer = N.Buffer(op.name, shape, op.dtype, stage.scope, strides)
             if stage.attach[0] == "at":
@@ -318,6 +319,7 @@ class _Lowerer:
                 mins.append(from_linear(dict(sym), lo, "int32"))
         if tuple(shape) == tuple(stage.op.shape):
             return
+        shape = _permute(shape, stage.layout)
         info.buffer = N.Buffer(stage.op.name, tuple(shape), stage.op.dtype, stage.scope)
         info.buf_min = mins
         info.alloc_at = stage.leaves[pos]
@@ -340,7 +342,7 @@ class _Lowerer:
             raise LoweringError(f"stage {producer.name!r} is read before it is lowered")
         if info.buf_min is not None:
             idx = [_sub(i, lo) for i, lo in zip(idx, info.buf_min)]
-        return N.BufferLoad(info.buffer, tuple(idx), info.buffer.dtype)
+        return N.BufferLoad(info.buffer, _permute(idx, producer.layout), info.buffer.dtype)
 
     def translate(self, e: E.PrimExpr, values: dict) -> E.PrimExpr:
         def visit(node: E.PrimExpr) -> E.PrimExpr:
@@ -365,6 +367,7 @@ class _Lowerer:
             out_idx = tuple(_sub(values[iv.var], lo) for iv, lo in zip(op.axis, info.buf_min))
         else:
             out_idx = tuple(values[iv.var] for iv in op.axis)
+        out_idx = _permute(out_idx, stage.layout)
         buf = info.buffer
         body = self.body(stage)
         spatial_guards = [g for g, red in info.guards if not red]
@@ -566,6 +569,11 @@ def _sub(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
     if isinstance(b, E.IntImm) and b.value == 0:
         return a
     return E.Sub(a, b, "int32")
+
+
+def _permute(seq, layout: tuple | None) -> tuple:
+    """``seq`` (per axis) in storage order: storage dim k holds axis ``layout[k]``."""
+    return tuple(seq) if layout is None else tuple(seq[a] for a in layout)
 
 
 def _aligned_strides(shape: tuple, align: dict) -> tuple:

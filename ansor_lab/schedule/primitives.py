@@ -768,6 +768,52 @@ def storage_align(state: State, block: str, axis: int, factor: int, offset: int)
     st.storage_align[axis] = (factor, offset)
 
 
+def buffer_block(state: State, block: str, buffer: object, prim: str) -> str:
+    """The block writing the buffer TVM names ``buffer`` relative to ``block``:
+    ``("write", 0)``, ``("read", i)`` (the i-th tensor it reads) or a tensor name."""
+    st = compute_stage(state, block, prim)
+    if isinstance(buffer, str):
+        tensor_name = buffer
+    elif isinstance(buffer, (tuple, list)) and len(buffer) == 2 \
+            and buffer[0] in ("read", "write") and isinstance(buffer[1], int):
+        kind, index = buffer
+        if kind == "write":
+            if index != 0:
+                raise _err(prim, block, f"writes one buffer; use ('write', 0), not {buffer!r}")
+            return block
+        inputs = st.op.input_tensors
+        if not 0 <= index < len(inputs):
+            raise _err(prim, block, f"read buffer index {index} out of range (it reads "
+                       f"{[t.name for t in inputs]})")
+        tensor_name = inputs[index].name
+    else:
+        raise _err(prim, block, f"buffer must be ('write', 0), ('read', i) or a tensor name, "
+                   f"got {buffer!r}")
+    owner = state.by_op_name(tensor_name)
+    if not owner.is_compute:
+        raise _err(prim, block, f"{tensor_name!r} is an input of the function, whose layout "
+                   f"is fixed; cache_read it and transform the copy")
+    return owner.name
+
+
+def transform_layout(state: State, block: str, layout: tuple) -> None:
+    """Store the buffer ``block`` writes with its axes permuted: storage dim k holds
+    axis ``layout[k]``. Loops and values stay as they are; only addresses change."""
+    st = compute_stage(state, block, "transform_layout")
+    ndim = len(st.op.axis)
+    if sorted(layout) != list(range(ndim)):
+        raise _err("transform_layout", block, f"needs a permutation of its {ndim} axes "
+                   f"(0..{ndim - 1}), got {list(layout)}")
+    if state.is_output(st):
+        raise _err("transform_layout", block, "writes a function argument, whose layout is "
+                   "fixed; transform an intermediate, e.g. a cache_read or cache_write copy")
+    if st.storage_align:
+        raise _err("transform_layout", block, "has storage_align; transform the layout "
+                   "first, then align the new axes")
+    st.layout = None if list(layout) == list(range(ndim)) else tuple(layout)
+    _validate(state, "transform_layout", block)
+
+
 def set_scope(state: State, block: str, scope: str) -> None:
     """Change the storage scope of the buffer ``block`` writes."""
     st = compute_stage(state, block, "set_scope")

@@ -71,6 +71,8 @@ class Stage:
     scope: str = "global"
     storage_align: dict = field(default_factory=dict)  # axis -> (factor, offset)
     init_at: str | None = None  # decompose_reduction: the loop the init goes before
+    # transform_layout: storage dim k holds spatial axis layout[k] (None: axis order)
+    layout: tuple | None = None
 
     @property
     def name(self) -> str:
@@ -104,7 +106,7 @@ class Stage:
             self.block, self.op, self.root, dict(self.iters), list(self.leaves),
             list(self.relations), dict(self.annotations),
             {k: dict(v) for k, v in self.pragmas.items()}, self.attach, self.scope,
-            dict(self.storage_align), self.init_at,
+            dict(self.storage_align), self.init_at, self.layout,
         )
 
     def uses(self, iter_name: str) -> bool:

@@ -461,6 +461,27 @@ class Schedule:
                                 "storage_scope": storage_scope},
                    lambda s: P.set_scope(s, b, storage_scope))
 
+    def transform_layout(self, block: Any, buffer: Any, index_map: Any,
+                         pad_value: Any = None, assume_injective_transform: bool = False) -> None:
+        """Store a buffer with its axes permuted, as TVM's ``transform_layout``.
+
+        ``buffer`` is ``("write", 0)``, ``("read", i)`` or a tensor name; ``index_map`` a
+        function of the axes returning them permuted, e.g. ``lambda n, c, h, w: (n, h, w,
+        c)`` (or the permutation as a list, ``[0, 2, 3, 1]``, as traces record it). Only
+        permutations of intermediate buffers are supported (no padding, no splitting of an
+        axis: ``split`` the loops and let the buffer follow).
+        """
+        b = self._block(block, "transform_layout")
+        if pad_value is not None:
+            raise ScheduleError("transform_layout: pad_value is not supported; only "
+                                "permutations of the axes (no padding)")
+        owner = P.buffer_block(self.state, b, buffer, "transform_layout")
+        ndim = len(self.state.stage(owner).op.axis)
+        perm = _permutation(index_map, ndim)
+        self._step("TransformLayout", {"block": block, "buffer": buffer, "index_map": perm},
+                   lambda s: P.transform_layout(s, P.buffer_block(s, b, buffer,
+                                                                  "transform_layout"), perm))
+
     def enter_postproc(self) -> None:
         """Mark the start of post-processing steps (``remove_postproc`` stops here)."""
         self._step("EnterPostproc", {}, lambda s: None)
@@ -548,3 +569,35 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"tir.Schedule({len(self._trace.insts)} steps)\n{self.mod.script()}"
+
+
+def _permutation(index_map: Any, ndim: int) -> list[int]:
+    """The axis permutation an index map (a function or a list of ints) describes."""
+    if isinstance(index_map, (list, tuple)):
+        perm = [int(a) for a in index_map]
+    elif callable(index_map):
+        from ..dsl import expr as E
+
+        axes = [E.Var(f"i{d}", "int32") for d in range(ndim)]
+        try:
+            out = index_map(*axes)
+        except TypeError as err:
+            raise ScheduleError(f"transform_layout: index_map must take the buffer's {ndim} "
+                                f"axes: {err}") from None
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        perm = []
+        for e in out:
+            match = [d for d, v in enumerate(axes) if e is v]
+            if not match:
+                raise ScheduleError(
+                    "transform_layout: only permutations of the axes are supported, e.g. "
+                    f"lambda n, c, h, w: (n, h, w, c); got an output {e}"
+                )
+            perm.append(match[0])
+    else:
+        raise ScheduleError("transform_layout: index_map must be a function of the axes, "
+                            f"e.g. lambda i, j: (j, i), got {index_map!r}")
+    if sorted(perm) != list(range(ndim)):
+        raise ScheduleError(f"transform_layout: index_map must return each of the {ndim} "
+                            f"axes exactly once, got the permutation {perm}")
+    return perm

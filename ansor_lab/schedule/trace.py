@@ -82,6 +82,7 @@ KINDS: dict[str, tuple[str, str | None, bool]] = {
     "DecomposeReduction": ("decompose_reduction", None, False),
     "StorageAlign": ("storage_align", None, False),
     "SetScope": ("set_scope", None, False),
+    "TransformLayout": ("transform_layout", None, False),
     "SamplePerfectTile": ("sample_perfect_tile", None, True),
     "SampleCategorical": ("sample_categorical", None, True),
     "SampleComputeLocation": ("sample_compute_location", None, True),
@@ -126,12 +127,21 @@ def _value_py(v: Any) -> str:
     return json.dumps(v) if isinstance(v, str) else repr(v)
 
 
+def _permutation_lambda(perm: list) -> str:
+    """A permutation of axes as the index map TVM prints: ``lambda i0, i1: (i1, i0)``."""
+    names = [f"i{d}" for d in range(len(perm))]
+    out = ", ".join(names[a] for a in perm) + ("," if len(perm) == 1 else "")
+    return f"lambda {', '.join(names)}: ({out})"
+
+
 def _inst_python(inst: Instruction) -> str:
     method, varargs, sampling = KINDS[inst.kind]
     parts = []
     for name, value in inst.args:
         if name == varargs:
             parts.extend(_value_py(x) for x in value)
+        elif inst.kind == "TransformLayout" and name == "index_map":
+            parts.append(f"index_map={_permutation_lambda(value)}")
         else:
             parts.append(f"{name}={_value_py(value)}")
     if sampling:

@@ -45,6 +45,10 @@ UNROLL_CHOICES = (0, 16, 64, 512)
 #: fall into few L1 sets (4 KiB apart in an 8-way 32 KiB L1) and pages; a short-row
 #: tensor is read near-contiguously already and its copy would be pure overhead.
 PACK_MIN_ROW_BYTES = 1024
+#: An innermost output extent that is not a multiple of this many elements fills its
+#: vectors partly (fp32: 8 lanes of AVX2, half a register of AVX-512); such a tile may
+#: vectorize another axis instead, with the input it reads repacked (``relayout_read``).
+VECTOR_ROW = 8
 
 
 # --------------------------------------------------------------------------------------
@@ -143,6 +147,57 @@ def packable_read(state: State, st: Stage) -> str | None:
     return None
 
 
+def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
+    """The input to repack so that ``st`` can vectorize a spatial axis other than its
+    innermost one: ``(tensor, its dim, st's axis)``.
+
+    Vectorizing the innermost axis wastes lanes when its extent is short and not a
+    multiple of ``VECTOR_ROW`` (a 7x7 convolution output row: 7 of 8 lanes, and each
+    7-float load takes four instructions). A convolution's weight ``kernel[ff, rc, ry,
+    rx]`` is indexed by one spatial axis (ff) plus reduction axes only, and no other
+    input depends on ff: with the weight panel copied as ``[rc, ry, rx, ff]`` (ff last,
+    contiguous) the tile can vectorize ff instead, each weight vector meeting broadcast
+    inputs, as TVM's NCHWc convolutions and Ansor's layout rewrite do.
+    """
+    if not st.op.reduce_axis or len(st.op.axis) < 2:
+        return None
+    inner = st.op.shape[-1]
+    if not isinstance(inner, int) or inner % VECTOR_ROW == 0:
+        return None
+    axis_pos = {iv.var: a for a, iv in enumerate(st.op.axis)}
+    reduce_vars = {iv.var for iv in st.op.reduce_axis}
+    found = None
+    for p in state.stages.values():
+        if p is st:
+            continue
+        for index in effective_reads(state, st, p):
+            spatial = {v for i in index for v in E.free_vars(i) if v in axis_pos}
+            if found is not None and found[2] in {axis_pos[v] for v in spatial}:
+                return None  # another read moves with the vector axis: it would gather
+            if p.is_compute or len(spatial) != 1 or len(index) < 2:
+                continue
+            (v,) = spatial
+            dims = [d for d, i in enumerate(index) if i is v]
+            others = set().union(*(E.free_vars(i) for d, i in enumerate(index) if d != dims[0])) \
+                if dims else {v}
+            if len(dims) != 1 or not others <= reduce_vars or dims[0] == len(index) - 1:
+                continue
+            a = axis_pos[v]
+            if a == len(st.op.axis) - 1 or st.op.shape[a] % VECTOR_ROW:
+                continue
+            if found is None:
+                found = (p.op.name, dims[0], a)
+    if found is None:
+        return None
+    for p in state.stages.values():  # no input but the repacked one may move with the axis
+        if p is st or p.op.name == found[0]:
+            continue
+        for index in effective_reads(state, st, p):
+            if any(st.op.axis[found[2]].var in E.free_vars(i) for i in index):
+                return None
+    return found
+
+
 def packed_axes(state: State, st: Stage, tensor: str) -> frozenset:
     """Names of ``st``'s spatial axes that index its reads of ``tensor`` (j for B[k, j])."""
     spatial = {iv.var: iv.var.name for iv in st.op.axis}
@@ -175,7 +230,8 @@ def reduce_size(st: Stage) -> int:
 
 def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | None = None,
                              structure: str = CPU_STRUCTURE,
-                             outer_axes: frozenset = frozenset()) -> int:
+                             outer_axes: frozenset = frozenset(),
+                             vector_axis: str | None = None) -> int:
     """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes.
 
     With ``fuse_consumer``, that elementwise consumer is computed after the second
@@ -183,6 +239,8 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
     first two spatial levels of those axes go outside the first two levels of the other
     spatial axes (j_0 j_1 i_0 i_1 instead of i_0 j_0 i_1 j_1): everything inside the
     second level of ``outer_axes`` then reuses one panel of an input indexed by them.
+    With ``vector_axis``, that axis's innermost level is the innermost loop (the one the
+    post-processor vectorizes) instead of the last axis's.
 
     Returns the position (in ``get_loops``) of the last loop of ``outer_axes``' second
     level, or of the second spatial level when there are no ``outer_axes``.
@@ -204,9 +262,14 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
             in_outer.append(name in outer_axes)
     order = []
     si = ri = 0
+    spatial_names = [n for n in st.leaves if st.iters[n].kind == "spatial"]
     for ch in structure:
         if ch == "S":
-            order += s_levels[si]
+            level = list(s_levels[si])
+            if vector_axis is not None and si == n_s - 1:
+                k = spatial_names.index(vector_axis)
+                level = level[:k] + level[k + 1:] + [level[k]]
+            order += level
             si += 1
         else:
             order += r_levels[ri]
@@ -232,6 +295,25 @@ def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
     contiguously."""
     cache = sch.cache_read(sch.get_block(block), tensor, "global")
     sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
+
+
+def apply_relayout_pack(sch: Schedule, block: str, tensor: str, dim: int, axis: int,
+                        at: int) -> None:
+    """Copy the panel of ``tensor`` used inside loop ``at`` of ``block`` with its ``dim``
+    last (``kernel[ff, rc, ry, rx]`` -> ``[rc, ry, rx, ff]``), the copy's loops in that
+    storage order (contiguous writes), and store ``block``'s own result with its
+    ``axis`` last, so the vectorized ``axis`` reads and writes contiguous vectors.
+    The result is an intermediate (a fused or a cache-write tile), whose layout is free."""
+    b = sch.get_block(block)
+    cache = sch.cache_read(b, tensor, "global")
+    ndim = len(sch.state.stage(sch.get(cache).name).op.axis)
+    perm = [d for d in range(ndim) if d != dim] + [dim]
+    sch.transform_layout(cache, ("write", 0), perm)
+    sch.compute_at(cache, sch.get_loops(b)[at])
+    copy_loops = sch.get_loops(cache)[-ndim:]
+    sch.reorder(*[copy_loops[d] for d in perm])
+    n_axes = len(sch.state.stage(block).op.axis)
+    sch.transform_layout(b, ("write", 0), [a for a in range(n_axes) if a != axis] + [axis])
 
 
 def apply_cache_write(sch: Schedule, block: str) -> str:
@@ -287,24 +369,50 @@ def _with_packing(state, st, alts: list) -> list:
     return alts + [(f"{name}+pack({tensor})", packed(fn)) for name, fn in alts]
 
 
+def _with_relayout(state, st, alts: list, tiled_alone: str | None = None) -> list:
+    """``alts`` and, where ``st`` has a read to repack (``relayout_read``), each of them
+    vectorizing that read's axis over a repacked panel. Not ``tiled_alone`` when ``st``
+    is an output: its layout is the function's, so its vectors would be strided."""
+    found = relayout_read(state, st)
+    if found is None:
+        return alts
+    tensor, dim, axis = found
+    name = st.op.axis[axis].var.name
+    axes = frozenset({name})
+
+    def relayout(fn):
+        def apply(sch, b):
+            at = fn(sch, b, outer_axes=axes, vector_axis=name)
+            apply_relayout_pack(sch, b, tensor, dim, axis, at)
+        return apply
+
+    return alts + [(f"{alt}+pack({tensor}, vectorize {name})", relayout(fn))
+                   for alt, fn in alts if not (alt == tiled_alone and state.is_output(st))]
+
+
 def _mlt_fusion_alts(state, st):
     c = fusible_consumer(state, st)
 
-    def fused(sch, b, outer_axes=frozenset()):
-        return apply_multi_level_tiling(sch, b, fuse_consumer=c.name, outer_axes=outer_axes)
+    def fused(sch, b, outer_axes=frozenset(), vector_axis=None):
+        return apply_multi_level_tiling(sch, b, fuse_consumer=c.name, outer_axes=outer_axes,
+                                        vector_axis=vector_axis)
 
-    return _with_packing(state, st, [(f"tile+fuse({c.name})", fused)])
+    alts = [(f"tile+fuse({c.name})", fused)]
+    return _with_packing(state, st, alts) + _with_relayout(state, st, alts)[len(alts):]
 
 
 def _mlt_alts(state, st):
-    def tiled(sch, b, outer_axes=frozenset()):
-        return apply_multi_level_tiling(sch, b, outer_axes=outer_axes)
+    def tiled(sch, b, outer_axes=frozenset(), vector_axis=None):
+        return apply_multi_level_tiling(sch, b, outer_axes=outer_axes, vector_axis=vector_axis)
 
-    def cached(sch, b, outer_axes=frozenset()):
+    def cached(sch, b, outer_axes=frozenset(), vector_axis=None):
         copy = apply_cache_write(sch, b)
-        return apply_multi_level_tiling(sch, b, fuse_consumer=copy, outer_axes=outer_axes)
+        return apply_multi_level_tiling(sch, b, fuse_consumer=copy, outer_axes=outer_axes,
+                                        vector_axis=vector_axis)
 
-    return _with_packing(state, st, [("tile", tiled), ("cache_write+tile", cached)])
+    alts = [("tile", tiled), ("cache_write+tile", cached)]
+    return (_with_packing(state, st, alts)
+            + _with_relayout(state, st, alts, tiled_alone="tile")[len(alts):])
 
 
 def _rfactor_alts(state, st):

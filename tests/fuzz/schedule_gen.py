@@ -97,7 +97,8 @@ def fingerprint(sch: tir.Schedule) -> tuple:
     stages = tuple(
         (s.block, s.op.name, s.root, tuple(s.leaves), tuple(s.relations), s.attach,
          tuple(sorted(s.annotations.items())), repr(sorted(s.pragmas.items())), s.scope,
-         tuple(sorted(s.storage_align.items())), s.init_at, tuple(sorted(s.iters.items())))
+         tuple(sorted(s.storage_align.items())), s.init_at, tuple(sorted(s.iters.items())),
+         s.layout)
         for s in sch.state.stages.values()
     )
     return stages, tuple(sch.state.stages), tuple(id(i) for i in sch.trace.insts)
@@ -293,11 +294,17 @@ class Fuzzer:
         axis = self.c.integer(0, max(0, ndim - 2), "axis")
         self.call("storage_align", b, 0, axis, factor, self.c.integer(0, factor - 1, "offset"))
 
+    def transform_layout(self) -> None:
+        b = self.block()
+        ndim = len(self.sch.state.stage(self.sch.get(b).name).op.axis)
+        perm = self.c.permutation(list(range(ndim)), "layout")
+        self.call("transform_layout", b, ("write", 0), perm)
+
     STEPS = {  # name -> weight
         "split": 6, "fuse": 3, "reorder": 4, "annotate_loop": 4, "annotate": 1,
         "compute_at": 5, "reverse_compute_at": 2, "inline": 3, "compute_root": 1,
         "cache_read": 2, "cache_write": 2, "rfactor": 2, "decompose_reduction": 2,
-        "storage_align": 1,
+        "storage_align": 1, "transform_layout": 2,
     }
     MENU = [name for name, w in STEPS.items() for _ in range(w)]
 

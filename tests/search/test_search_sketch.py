@@ -307,6 +307,76 @@ def test_packable_read_is_the_long_row_input_walked_along_the_reduction():
     assert S.packable_read(sch.state, sch.state.stage("conv")) is None
 
 
+def test_relayout_read_is_a_weight_indexed_by_one_non_innermost_axis():
+    def relayout(args, stage="conv"):
+        sch = make_task(args).make_schedule()
+        return S.relayout_read(sch.state, sch.state.stage(stage))
+
+    # 7x7 output rows (7 of 8 lanes): vectorize the output channel o over kernel[o, ...]
+    assert relayout(conv2d_bias_relu(c=8, hw=7, f=16)) == ("kernel", 0, 1)
+    assert relayout(conv2d_bias_relu(c=8, hw=8, f=16)) is None  # rows fill the vectors
+    assert relayout(conv2d_bias_relu(c=8, hw=7, f=12)) is None  # channels do not
+    assert relayout(matmul(256), "C") is None  # j is innermost and 256 long
+    # a 7x7 matmul's A[i, k] qualifies but for i's extent: 7 rows fill no vector either
+    assert relayout(matmul(7), "C") is None
+    # a depthwise convolution reads its data at the channel too: vectors of it would
+    # gather, so no relayout
+    data = te.placeholder((1, 16, 9, 9), name="data")
+    w = te.placeholder((16, 1, 3, 3), name="w")
+    dw = topi.nn.depthwise_conv2d_nchw(data, w, 1, 1, 1)
+    sch = make_task([data, w, dw]).make_schedule()
+    conv = [st for st in sch.state.compute_stages() if st.op.reduce_axis][0]
+    assert S.relayout_read(sch.state, conv) is None
+
+
+def test_short_row_conv_gets_a_sketch_vectorizing_channels_over_a_repacked_kernel():
+    args = conv2d_bias_relu(c=8, hw=7, f=16)
+    assert described(sketches_of(args)) == [
+        "conv: tile+fuse(relu)", "conv: tile+fuse(relu)+pack(kernel, vectorize o)"]
+    sk = sketches_of(args)[1]
+    sch = make_task(args).make_schedule()
+    sch.replay(sk.trace)
+    conv = sch.state.stage("conv")
+    assert conv.leaves[-1] == "o_3"  # the vectorized loop is the channel's innermost
+    assert conv.leaves[:2] == ["o_0", "o_1"]  # channel tiles outermost
+    assert conv.layout == (0, 2, 3, 1)  # the tile is stored [b, y, x, o]
+    copy = sch.state.stage("kernel_global")
+    assert copy.attach == ("at", "conv", "o_1") and copy.layout == (1, 2, 3, 0)
+    assert copy.leaves[-1].startswith("ax0")  # copied in storage order: o last
+
+
+@pytest.mark.parametrize("target", ["llvm -num-cores=1", "llvm -num-cores=2"])
+def test_repacked_conv_programs_are_correct(target):
+    args = conv2d_bias_relu(c=8, hw=7, f=16)
+    policy = fast_policy(make_task(args, target), seed=2)
+    k = next(i for i, s in enumerate(policy.sketches) if "vectorize o" in s.describe())
+    text = None
+    for seed in range(3):
+        drawn = policy.space.sample(sketch=k)
+        assert drawn is not None
+        check_numeric(drawn[1], args, seed=seed)
+        text = drawn[1].mod.script()
+    assert "kernel_global = T.alloc_buffer((" in text
+
+
+def test_cache_write_tile_of_a_short_row_conv_output_is_repacked_too():
+    # the conv is the output: its own layout is fixed, so only the cache-write
+    # alternative (whose local tile is free) gets the relayout twin
+    data = te.placeholder((1, 8, 7, 7), name="data")
+    kernel = te.placeholder((16, 8, 3, 3), name="kernel")
+    conv = topi.nn.conv2d_nchw(data, kernel, 1, 1, 1, out_dtype="float32")
+    args = [data, kernel, conv]
+    names = described(sketches_of(args))
+    relayout = [n for n in names if "vectorize ff" in n]
+    assert relayout == [n for n in names if n.startswith("conv2d_nchw: cache_write+tile")
+                        and "vectorize" in n] and len(relayout) == 1, names
+    policy = fast_policy(make_task(args), seed=1)
+    k = next(i for i, s in enumerate(policy.sketches) if "vectorize ff" in s.describe())
+    drawn = policy.space.sample(sketch=k)
+    assert drawn is not None
+    check_numeric(drawn[1], args, seed=0)
+
+
 def test_expensive_op_detection():
     sch = make_task(softmax()).make_schedule()
     assert S.has_expensive_op(sch.state.stage("expv"))
