@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from ..dsl import expr as E
+from ..dsl.intrin import FLOAT_UNARY
 from . import nodes as N
 from .visitor import IRMutator
 
 AUTO_UNROLL = "pragma_auto_unroll_max_step"
 UNROLL_EXPLICIT = "pragma_unroll_explicit"
+#: Math calls that expand into many instructions (the DAG analysis's expensive calls).
+EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - {"floor", "ceil", "round", "sqrt", "rsqrt"} \
+    | {"pow"}
 #: Pragmas that hold for the whole loop nest under the annotated loop (TVM's pragma scope)
 SCOPED_PRAGMAS = (AUTO_UNROLL, UNROLL_EXPLICIT)
 
@@ -40,8 +44,27 @@ def push_scoped_pragmas(s: N.Stmt, annotations: tuple) -> N.Stmt:
     return s
 
 
+#: Steps one call of an expensive math function (exp, tanh, ...) counts for in the
+#: unroll budget. TVM counts every statement as one step; here exp expands inline into a
+#: polynomial of ~30 vector instructions (tanh and erf into a libm call per lane), so a
+#: loop of them unrolled is mostly code: 256 vector exps, unrolled under a 512-step
+#: budget, were 10,000 of a chain candidate's 18,500 LLVM instructions and tripled its
+#: build time, for nothing at run time (the loop overhead is noise next to an exp).
+EXPENSIVE_CALL_STEPS = 8
+
+
+def _stmt_steps(s: N.Stmt) -> int:
+    """Unroll steps of one statement: 1, plus ``EXPENSIVE_CALL_STEPS`` per expensive call."""
+    if not isinstance(s, N.BufferStore):
+        return 1
+    calls = sum(1 for e in E.post_order(s.value)
+                if isinstance(e, E.Call) and e.op in EXPENSIVE_CALLS)
+    return 1 + EXPENSIVE_CALL_STEPS * calls
+
+
 def _steps(s: N.Stmt) -> int | None:
-    """Statements executed by ``s`` if all its loops ran (None for a non-constant loop).
+    """Statements executed by ``s`` if all its loops ran (None for a non-constant loop),
+    an expensive math call counting ``EXPENSIVE_CALL_STEPS`` more.
 
     A vectorized loop is one step: it becomes one vector statement, as in TVM, where
     VectorizeLoop runs before UnrollLoop (counting its lanes would keep a 16 x 32-lane
@@ -68,7 +91,7 @@ def _steps(s: N.Stmt) -> int | None:
         a = _steps(s.then_case)
         b = _steps(s.else_case) if s.else_case is not None else 0
         return None if a is None or b is None else max(a, b)
-    return 1
+    return _stmt_steps(s)
 
 
 class _AutoUnroll(IRMutator):

@@ -147,3 +147,30 @@ def test_unroll_budget_of_a_vanishing_unit_loop_reaches_the_loops_inside(rand):
     b = np.empty_like(a)
     f(a, b)
     np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(("budget", "unrolled"), [(8 * 9, {"j"}), (8 * 9 - 1, set())])
+def test_auto_unroll_counts_an_exp_as_many_steps(rand, budget, unrolled):
+    """exp expands into a polynomial of ~30 instructions: a statement calling it counts
+    1 + EXPENSIVE_CALL_STEPS (8) steps, so a budget unrolls 8 exps where it unrolls 72
+    multiply-adds (a loop of 256 unrolled exps was most of a chain candidate's code)."""
+    from ansor_lab.ir.passes import EXPENSIVE_CALL_STEPS
+
+    assert EXPENSIVE_CALL_STEPS == 8
+    A = te.placeholder((4, 8, 16), name="A")
+    B = te.compute((4, 8, 16), lambda i, j, k: te.exp(A[i, j, k]), name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    i, j, k = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(k)
+    sch.annotate(i, "pragma_auto_unroll_max_step", budget)
+    f = tvm.build(sch.mod, target="llvm")
+    assert _headers(f) == {"i"} | ({"j"} - unrolled)
+    a = rand((4, 8, 16))
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, np.exp(a), rtol=1e-5)
+    # a multiply-add body of the same shape is 8 steps: unrolled under either budget
+    _, _, plain = _nest()
+    pi, _, pk = plain.get_loops(plain.get_block("B"))
+    plain.annotate(pi, "pragma_auto_unroll_max_step", budget)
+    assert "k" not in _headers(tvm.build(plain.mod, target="llvm"))
