@@ -103,6 +103,14 @@ class _Lowerer:
             out[var] = _add(lo, info.values[it.name])
         return out
 
+    def loop_ranges(self, stages: list[Stage]) -> dict:
+        """Loop var -> (0, extent - 1) for every loop of ``stages`` (to relax them)."""
+        out = {}
+        for s in stages:
+            si = self.info[s.name]
+            out.update({si.leaf_vars[lp]: (0, si.extents[lp] - 1) for lp in s.leaves})
+        return out
+
     def chain_to(self, stage: Stage, target: Stage) -> list[Stage] | None:
         """Stages from ``stage`` up its attach chain to (not including) ``target``."""
         chain = []
@@ -148,11 +156,7 @@ class _Lowerer:
                     f"{c.name!r} reads it outside that loop; compute_at the reader too, "
                     "or attach the stage at a loop that encloses every reader"
                 )
-            local = dict(relax)
-            for s in chain:
-                si = self.info[s.name]
-                for leaf in s.leaves:
-                    local[si.leaf_vars[leaf]] = (0, si.extents[leaf] - 1)
+            local = {**relax, **self.loop_ranges(chain)}
             values = self.root_values(c)
             for index in self.reads(c, stage):
                 for d, e in enumerate(index):
@@ -300,10 +304,7 @@ class _Lowerer:
         values = self.root_values(stage)
         spans = [_relax(values[iv.var], relax) for iv in stage.op.axis]
         for c in readers:
-            local = dict(relax)
-            for s in self.chain_to(c, stage):
-                si = self.info[s.name]
-                local.update({si.leaf_vars[lp]: (0, si.extents[lp] - 1) for lp in s.leaves})
+            local = {**relax, **self.loop_ranges(self.chain_to(c, stage))}
             cvalues = self.root_values(c)
             for index in self.reads(c, stage):
                 for d, e in enumerate(index):
@@ -492,11 +493,7 @@ class _Lowerer:
         written_relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
         pvalues = self.root_values(producer)
         box = [_relax(pvalues[iv.var], written_relax) for iv in producer.op.axis]
-        read_relax: dict = {}
-        for s in below:
-            si = self.info[s.name]
-            for leaf in s.leaves:
-                read_relax[si.leaf_vars[leaf]] = (0, si.extents[leaf] - 1)
+        read_relax = self.loop_ranges(below)
         values = self.root_values(stage)
         for index in self.reads(stage, producer):
             for d, e in enumerate(index):

@@ -136,14 +136,18 @@ def test_conv2d_leaves_padding_to_location_sampling_and_fuses_bias_relu():
     assert sk.steps == (("conv", "multi_level_tiling_with_fusion", "tile+fuse(relu)"),)
     (loc,) = [i for i in sk.trace.insts if i.kind == "SampleComputeLocation"]
     assert loc.arg("block") is not None
-    # 4 spatial loops split in 4, 3 reduction loops split in 2
+    # 4 spatial loops split in 4, the channel reduction in 2; the 3x3 window is not
+    # split (SMALL_REDUCTION): it runs whole in the inner reduction level
     tiles = [i for i in sk.trace.insts if i.kind == "SamplePerfectTile"]
-    assert sorted(i.arg("n") for i in tiles) == [2, 2, 2, 4, 4, 4, 4]
+    assert sorted(i.arg("n") for i in tiles) == [2, 4, 4, 4, 4]
     sch = make_task(conv2d_bias_relu()).make_schedule()
     sch.replay(sk.trace)
     # relu runs right after the second spatial tile level of conv (8 loops: b, o, y, x x 2)
     leaves = sch.state.stage("conv").leaves
     assert leaves[:8] == ["b_0", "o_0", "y_0", "x_0", "b_1", "o_1", "y_1", "x_1"]
+    # ... then rc_0, the third spatial level, rc_1 and the window, the register tile
+    assert leaves[8:] == ["rc_0", "b_2", "o_2", "y_2", "x_2", "rc_1", "ry", "rx",
+                          "b_3", "o_3", "y_3", "x_3"]
     assert sch.state.stage("relu").attach == ("after", "conv", "x_1")
 
 
