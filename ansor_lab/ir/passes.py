@@ -9,7 +9,7 @@ from .visitor import IRMutator
 
 AUTO_UNROLL = "pragma_auto_unroll_max_step"
 UNROLL_EXPLICIT = "pragma_unroll_explicit"
-#: Math calls that expand into many instructions (the DAG analysis's expensive calls).
+#: Math calls that expand into many instructions (sqrt and rounding are one each).
 EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - {"floor", "ceil", "round", "sqrt", "rsqrt"} \
     | {"pow"}
 #: Pragmas that hold for the whole loop nest under the annotated loop (TVM's pragma scope)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Sequence
 
+from ..dsl import expr as E
 from ..errors import ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
@@ -469,7 +470,8 @@ class Schedule:
         function of the axes returning them permuted, e.g. ``lambda n, c, h, w: (n, h, w,
         c)`` (or the permutation as a list, ``[0, 2, 3, 1]``, as traces record it). Only
         permutations of intermediate buffers are supported (no padding, no splitting of an
-        axis: ``split`` the loops and let the buffer follow).
+        axis: ``split`` the loops and let the buffer follow); a permutation is injective,
+        so ``assume_injective_transform`` changes nothing.
         """
         b = self._block(block, "transform_layout")
         if pad_value is not None:
@@ -576,8 +578,6 @@ def _permutation(index_map: Any, ndim: int) -> list[int]:
     if isinstance(index_map, (list, tuple)):
         perm = [int(a) for a in index_map]
     elif callable(index_map):
-        from ..dsl import expr as E
-
         axes = [E.Var(f"i{d}", "int32") for d in range(ndim)]
         try:
             out = index_map(*axes)

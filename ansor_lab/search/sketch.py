@@ -168,39 +168,36 @@ def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
     """
     if not st.op.reduce_axis or len(st.op.axis) < 2:
         return None
-    inner = st.op.shape[-1]
-    if not isinstance(inner, int) or inner % VECTOR_ROW == 0:
+    last = len(st.op.axis) - 1
+    if not isinstance(st.op.shape[last], int) or st.op.shape[last] % VECTOR_ROW == 0:
         return None
     axis_pos = {iv.var: a for a, iv in enumerate(st.op.axis)}
     reduce_vars = {iv.var for iv in st.op.reduce_axis}
     found = None
     for p in state.stages.values():
-        if p is st:
+        if p is st or p.is_compute or found is not None:
             continue
         for index in effective_reads(state, st, p):
             spatial = {v for i in index for v in E.free_vars(i) if v in axis_pos}
-            if found is not None and found[2] in {axis_pos[v] for v in spatial}:
-                return None  # another read moves with the vector axis: it would gather
-            if p.is_compute or len(spatial) != 1 or len(index) < 2:
+            if len(spatial) != 1:
                 continue
             (v,) = spatial
             dims = [d for d, i in enumerate(index) if i is v]
-            others = set().union(*(E.free_vars(i) for d, i in enumerate(index) if d != dims[0])) \
-                if dims else {v}
-            if len(dims) != 1 or not others <= reduce_vars or dims[0] == len(index) - 1:
-                continue
+            if len(dims) != 1 or dims[0] == len(index) - 1:
+                continue  # v must be a bare index, and not the last one already
+            rest = set().union(*(E.free_vars(i) for d, i in enumerate(index) if d != dims[0]))
             a = axis_pos[v]
-            if a == len(st.op.axis) - 1 or st.op.shape[a] % VECTOR_ROW:
-                continue
-            if found is None:
+            if rest <= reduce_vars and a != last and st.op.shape[a] % VECTOR_ROW == 0:
                 found = (p.op.name, dims[0], a)
+                break
     if found is None:
         return None
-    for p in state.stages.values():  # no input but the repacked one may move with the axis
+    vector_var = st.op.axis[found[2]].var
+    for p in state.stages.values():  # any other read moving with the axis would gather
         if p is st or p.op.name == found[0]:
             continue
         for index in effective_reads(state, st, p):
-            if any(st.op.axis[found[2]].var in E.free_vars(i) for i in index):
+            if any(vector_var in E.free_vars(i) for i in index):
                 return None
     return found
 
