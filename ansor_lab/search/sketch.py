@@ -16,7 +16,11 @@ the axes indexing that input go outermost (j_0 j_1 i_0 i_1 ...), and a contiguou
 of each column panel is made once there and reused by every row tile, as OpenBLAS packs.
 TVM gets the same effect from its matmul tutorial's hand-written packing or from Ansor's
 layout rewrite of constant weights; here it is a sketch, searched like everything else,
-and the inputs keep their layout.
+and the inputs keep their layout. Where the output's rows are short (a 7x7 convolution),
+a twin sketch vectorizes the output channels instead, over a weight panel copied
+channel-last with ``transform_layout`` (``relayout_read``, ``+pack(kernel, vectorize
+ff)``). And a reduction axis of at most ``SMALL_REDUCTION`` iterations (a convolution
+window) is not tiled: it runs whole in the innermost reduction level.
 """
 
 from __future__ import annotations
