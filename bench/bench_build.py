@@ -84,8 +84,9 @@ def time_record_builds(log: str, sample: int) -> dict:
     phases = {"replay": [], "ir_gen": [], "llvm_opt": [], "machine_code": [], "ir_kb": []}
     for rec in picked:
         t0 = time.perf_counter()
-        func = unroll_by_pragma(rebuild_schedule(rec["dag"], rec["trace"]).mod["main"])
         target = Target(rec["target"])
+        func = unroll_by_pragma(rebuild_schedule(rec["dag"], rec["trace"]).mod["main"],
+                                target.vector_bytes)
         t1 = time.perf_counter()
         text, _ = codegen.generate_ir(func, target, codegen.CodegenOptions(num_threads=1))
         mod = llvm.parse_assembly(text)

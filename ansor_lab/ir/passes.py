@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..dsl import expr as E
+from ..dsl.dtypes import itemsize
 from ..dsl.intrin import FLOAT_UNARY
 from . import nodes as N
 from .visitor import IRMutator
@@ -62,34 +63,46 @@ def _stmt_steps(s: N.Stmt) -> int:
     return 1 + EXPENSIVE_CALL_STEPS * calls
 
 
-def _steps(s: N.Stmt) -> int | None:
+def _store_bytes(s: N.Stmt) -> int:
+    """The widest element a statement under ``s`` stores (4 when it stores nothing)."""
+    from .visitor import walk_stmts
+
+    sizes = [itemsize(x.buffer.dtype) for x in walk_stmts(s) if isinstance(x, N.BufferStore)]
+    return max(sizes, default=4)
+
+
+def _steps(s: N.Stmt, vector_bytes: int = 0) -> int | None:
     """Statements executed by ``s`` if all its loops ran (None for a non-constant loop),
     an expensive math call counting ``EXPENSIVE_CALL_STEPS`` more.
 
-    A vectorized loop is one step: it becomes one vector statement, as in TVM, where
-    VectorizeLoop runs before UnrollLoop (counting its lanes would keep a 16 x 32-lane
-    register tile from being unrolled under a 64-step budget).
+    A vectorized loop is one step per register it fills (``vector_bytes`` wide; one step
+    when that is 0, as in TVM, where VectorizeLoop runs before UnrollLoop). Counting its
+    lanes would keep a 16 x 32-lane register tile from being unrolled under a 64-step
+    budget; counting it as one step let a 512-step budget unroll 512 copies of a 64-float
+    row (4,096 AVX2 loads and stores): most of a chain candidate's machine code.
     """
     if isinstance(s, N.For):
         if not isinstance(s.extent, E.IntImm):
             return None
-        inner = _steps(s.body)
+        inner = _steps(s.body, vector_bytes)
         if s.kind == "vectorized":
-            return inner
+            if inner is None or vector_bytes <= 0:
+                return inner
+            return inner * -(-s.extent.value * _store_bytes(s.body) // vector_bytes)
         return None if inner is None else s.extent.value * inner
     if isinstance(s, N.SeqStmt):
         total = 0
         for item in s.seq:
-            n = _steps(item)
+            n = _steps(item, vector_bytes)
             if n is None:
                 return None
             total += n
         return total
     if isinstance(s, (N.Block, N.Allocate, N.LetStmt)):
-        return _steps(s.body)
+        return _steps(s.body, vector_bytes)
     if isinstance(s, N.IfThenElse):
-        a = _steps(s.then_case)
-        b = _steps(s.else_case) if s.else_case is not None else 0
+        a = _steps(s.then_case, vector_bytes)
+        b = _steps(s.else_case, vector_bytes) if s.else_case is not None else 0
         return None if a is None or b is None else max(a, b)
     return _stmt_steps(s)
 
@@ -97,10 +110,12 @@ def _steps(s: N.Stmt) -> int | None:
 class _AutoUnroll(IRMutator):
     """TVM's auto-unroll: in a loop annotated ``pragma_auto_unroll_max_step = n`` (the
     loop itself included, as TVM's pragma scope encloses it), every serial loop with
-    constant extent whose whole nest runs at most ``n`` statements is unrolled."""
+    constant extent whose whole nest runs at most ``n`` statements is unrolled (see
+    ``_steps`` for how statements are counted)."""
 
-    def __init__(self) -> None:
+    def __init__(self, vector_bytes: int = 0) -> None:
         self.budget = 0
+        self.vector_bytes = vector_bytes
 
     def stmt_For(self, s: N.For) -> N.Stmt:
         saved = self.budget
@@ -115,7 +130,7 @@ class _AutoUnroll(IRMutator):
     def _decide(self, s: N.For) -> N.Stmt:
         body = self.visit_stmt(s.body)
         kind = s.kind
-        steps = _steps(N.For(s.loop_var, s.min, s.extent, s.kind, body))
+        steps = _steps(N.For(s.loop_var, s.min, s.extent, s.kind, body), self.vector_bytes)
         if kind == "serial" and self.budget > 0 and steps is not None and steps <= self.budget:
             kind = "unrolled"
         if body is s.body and kind == s.kind:
@@ -123,8 +138,9 @@ class _AutoUnroll(IRMutator):
         return N.For(s.loop_var, s.min, s.extent, kind, body, s.thread_tag, s.annotations)
 
 
-def unroll_by_pragma(func: N.PrimFunc) -> N.PrimFunc:
-    """Apply ``pragma_auto_unroll_max_step`` annotations (explicit unrolling)."""
+def unroll_by_pragma(func: N.PrimFunc, vector_bytes: int = 0) -> N.PrimFunc:
+    """Apply ``pragma_auto_unroll_max_step`` annotations (explicit unrolling); with the
+    target's ``vector_bytes``, a vectorized loop counts one step per register it fills."""
     has = False
     from .visitor import walk_stmts
 
@@ -134,4 +150,4 @@ def unroll_by_pragma(func: N.PrimFunc) -> N.PrimFunc:
             break
     if not has:
         return func
-    return func.with_body(_AutoUnroll().visit_stmt(func.body))
+    return func.with_body(_AutoUnroll(vector_bytes).visit_stmt(func.body))

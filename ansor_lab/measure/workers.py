@@ -49,7 +49,7 @@ def build_worker(payload: dict) -> dict:
     try:
         target = Target(payload["target"])
         verify(func, target.kind)
-        func = unroll_by_pragma(func)
+        func = unroll_by_pragma(func, target.vector_bytes)
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001

@@ -68,7 +68,7 @@ def build(inp: Any, args: Sequence[Tensor] | None = None, target: Any = None,
             f"building for {tgt.kind!r} is not available yet; build for target='llvm'"
         )
     verify(func, tgt.kind)
-    func = unroll_by_pragma(func)
+    func = unroll_by_pragma(func, tgt.vector_bytes)
     threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
     options = CodegenOptions(int(threads), fast_math, record_thread_ids)
     return Module(func, tgt, compile_func(func, tgt, options))

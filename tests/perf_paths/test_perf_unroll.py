@@ -114,19 +114,30 @@ def test_unroll_of_a_reduction_keeps_results_exact(rand):
     np.testing.assert_array_equal(s, (a * a).sum(axis=1))
 
 
-def test_auto_unroll_counts_a_vectorized_loop_as_one_step(rand):
-    """As in TVM (VectorizeLoop runs before UnrollLoop): a 16-row x 32-lane tile is 16
-    steps, so a 16-step budget unrolls the rows."""
-    A = te.placeholder((4, 16, 32), name="A")
-    B = te.compute((4, 16, 32), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
+def _lanes() -> int:
+    """fp32 lanes of one vector register of this machine's target."""
+    return tvm.Target("llvm").vector_bytes // 4
+
+
+@pytest.mark.parametrize(("registers", "budget", "rows_unrolled"),
+                         [(1, 16, True), (4, 63, False), (4, 64, True)])
+def test_auto_unroll_counts_a_vectorized_loop_as_the_registers_it_fills(
+        rand, registers, budget, rows_unrolled):
+    """A vectorized loop is one step per vector register (TVM counts one step: a 512-step
+    budget then unrolled 512 copies of a 64-float row, thousands of instructions; counting
+    lanes would keep any register tile from being unrolled). 16 rows of 4 registers are
+    64 steps."""
+    lanes = _lanes() * registers
+    A = te.placeholder((4, 16, lanes), name="A")
+    B = te.compute((4, 16, lanes), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
     sch = tir.Schedule(te.create_prim_func([A, B]))
     i, j, k = sch.get_loops(sch.get_block("B"))
     sch.vectorize(k)
-    sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+    sch.annotate(i, "pragma_auto_unroll_max_step", budget)
     f = tvm.build(sch.mod, target="llvm")
-    assert _headers(f) == {"i"}
-    assert "j (extent 16): unrolled -> unrolled" in f.loop_report()
-    _check(f, rand, (4, 16, 32))
+    assert _headers(f) == ({"i"} if rows_unrolled else {"i", "j"})
+    assert ("j (extent 16): unrolled -> unrolled" in f.loop_report()) is rows_unrolled
+    _check(f, rand, (4, 16, lanes))
 
 
 def test_unroll_budget_of_a_vanishing_unit_loop_reaches_the_loops_inside(rand):
@@ -157,15 +168,16 @@ def test_auto_unroll_counts_an_exp_as_many_steps(rand, budget, unrolled):
     from ansor_lab.ir.passes import EXPENSIVE_CALL_STEPS
 
     assert EXPENSIVE_CALL_STEPS == 8
-    A = te.placeholder((4, 8, 16), name="A")
-    B = te.compute((4, 8, 16), lambda i, j, k: te.exp(A[i, j, k]), name="B")
+    shape = (4, 8, _lanes())  # each row: one vector register
+    A = te.placeholder(shape, name="A")
+    B = te.compute(shape, lambda i, j, k: te.exp(A[i, j, k]), name="B")
     sch = tir.Schedule(te.create_prim_func([A, B]))
     i, j, k = sch.get_loops(sch.get_block("B"))
     sch.vectorize(k)
     sch.annotate(i, "pragma_auto_unroll_max_step", budget)
     f = tvm.build(sch.mod, target="llvm")
     assert _headers(f) == {"i"} | ({"j"} - unrolled)
-    a = rand((4, 8, 16))
+    a = rand(shape)
     b = np.empty_like(a)
     f(a, b)
     np.testing.assert_allclose(b, np.exp(a), rtol=1e-5)
