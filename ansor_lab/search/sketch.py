@@ -52,9 +52,9 @@ PACK_MIN_ROW_BYTES = 1024
 #: A reduction axis this short (a convolution window's rows or columns) is not tiled:
 #: it runs whole in the innermost reduction level, next to the register tile. Split
 #: between the levels, the window's outer part went outside the long channel loop, so
-#: each step of that loop jumped across the input and the weight panel: in 163 tuned
-#: programs of ResNet-50's last conv, the register tiles with the window outside ran at
-#: 33 GFLOPS at best where the same tiles with it inside run at 50.
+#: each step of that loop jumped across the input and the weight panel: in a tuning of
+#: ResNet-50's last conv, the 58 programs with its best register tile all had the window
+#: outside and ran at 35 GFLOPS at most; the same tile with the window inside runs at 50.
 SMALL_REDUCTION = 7
 #: An innermost output extent that is not a multiple of this many elements fills its
 #: vectors partly (fp32: 8 lanes of AVX2, half a register of AVX-512); such a tile may
