@@ -15,6 +15,7 @@ on a persistent thread pool; its free variables travel in a closure of i64 slots
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -344,28 +345,28 @@ class FunctionBuilder:
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fadd(a, b, flags=self.flags)
-        return self._int_op("add", a, b, lambda x, y: x + y)
+        return self._int_op("add", a, b)
 
     def e_Sub(self, e):
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fsub(a, b, flags=self.flags)
-        return self._int_op("sub", a, b, lambda x, y: x - y)
+        return self._int_op("sub", a, b)
 
     def e_Mul(self, e):
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fmul(a, b, flags=self.flags)
-        return self._int_op("mul", a, b, lambda x, y: x * y)
+        return self._int_op("mul", a, b)
 
-    def _int_op(self, op: str, a: ir.Value, b: ir.Value, fold) -> ir.Value:
+    def _int_op(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
         """An integer add/sub/mul, folded where an operand is a scalar constant that makes
         it one (the indices of an unrolled copy are constants: 0 + x, 2 * 16), so an
         unrolled body carries no arithmetic on constants."""
         ca, cb = _int_constant(a), _int_constant(b)
         if ca is not None and cb is not None:
             bits = a.type.width
-            v = fold(ca, cb) & ((1 << bits) - 1)
+            v = _INT_FOLD[op](ca, cb) & ((1 << bits) - 1)
             return ir.Constant(a.type, v - (1 << bits) if v >> (bits - 1) else v)
         if cb == 0 and op in ("add", "sub") or cb == 1 and op == "mul":
             return a
@@ -607,8 +608,7 @@ class FunctionBuilder:
         try:
             for idx, stride in zip(indices, buf.strides):
                 term = self._offset_term(idx, stride)
-                offset = term if offset is None else self._int_op("add", offset, term,
-                                                                  lambda x, y: x + y)
+                offset = term if offset is None else self._int_op("add", offset, term)
         finally:
             self.nsw = saved
         if offset is None:
@@ -623,8 +623,7 @@ class FunctionBuilder:
         if hit is not None:
             return hit
         v = self._as_i64(self.expr(idx))
-        term = v if stride == 1 else self._int_op("mul", v, ir.Constant(I64, stride),
-                                                  lambda x, y: x * y)
+        term = v if stride == 1 else self._int_op("mul", v, ir.Constant(I64, stride))
         if key is not None:
             self.memo[-1][key] = term
         return term
@@ -949,7 +948,7 @@ class FunctionBuilder:
         vt = llvm_type(s.loop_var.dtype)
         if lo is None:
             lo = self.expr(s.min)
-            hi = self._int_op("add", lo, self.expr(s.extent), lambda x, y: x + y)
+            hi = self._int_op("add", lo, self.expr(s.extent))
         pre = bld.block
         head = self.fn.append_basic_block(f"for.{s.loop_var.name}")
         body = self.fn.append_basic_block(f"for.{s.loop_var.name}.body")
@@ -1150,6 +1149,10 @@ def _vname(vt: ir.VectorType) -> str:
         return f"v{vt.count}i{el.width}"
     name = {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(el)]
     return f"v{vt.count}{name}"
+
+
+#: what ``_int_op`` computes when both operands are constants (before wrapping)
+_INT_FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 
 
 def _int_constant(v: ir.Value) -> int | None:

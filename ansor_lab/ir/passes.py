@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from ..dsl import expr as E
+from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
-from ..dsl.intrin import FLOAT_UNARY
 from . import nodes as N
-from .visitor import IRMutator
+from .visitor import IRMutator, walk_stmts
 
 AUTO_UNROLL = "pragma_auto_unroll_max_step"
 UNROLL_EXPLICIT = "pragma_unroll_explicit"
-#: Math calls that expand into many instructions (sqrt and rounding are one each).
-EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - {"floor", "ceil", "round", "sqrt", "rsqrt"} \
-    | {"pow"}
+#: The DAG analysis's expensive calls that the backend expands into many instructions
+#: (sqrt and rsqrt are one instruction each).
+EXPANDED_CALLS = EXPENSIVE_CALLS - {"sqrt", "rsqrt"}
 #: Pragmas that hold for the whole loop nest under the annotated loop (TVM's pragma scope)
 SCOPED_PRAGMAS = (AUTO_UNROLL, UNROLL_EXPLICIT)
 
@@ -59,14 +59,12 @@ def _stmt_steps(s: N.Stmt) -> int:
     if not isinstance(s, N.BufferStore):
         return 1
     calls = sum(1 for e in E.post_order(s.value)
-                if isinstance(e, E.Call) and e.op in EXPENSIVE_CALLS)
+                if isinstance(e, E.Call) and e.op in EXPANDED_CALLS)
     return 1 + EXPENSIVE_CALL_STEPS * calls
 
 
 def _store_bytes(s: N.Stmt) -> int:
     """The widest element a statement under ``s`` stores (4 when it stores nothing)."""
-    from .visitor import walk_stmts
-
     sizes = [itemsize(x.buffer.dtype) for x in walk_stmts(s) if isinstance(x, N.BufferStore)]
     return max(sizes, default=4)
 
@@ -142,8 +140,6 @@ def unroll_by_pragma(func: N.PrimFunc, vector_bytes: int = 0) -> N.PrimFunc:
     """Apply ``pragma_auto_unroll_max_step`` annotations (explicit unrolling); with the
     target's ``vector_bytes``, a vectorized loop counts one step per register it fills."""
     has = False
-    from .visitor import walk_stmts
-
     for s in walk_stmts(func.body):
         if isinstance(s, N.For) and s.annotation(AUTO_UNROLL) is not None:
             has = True

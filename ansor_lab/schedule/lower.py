@@ -480,9 +480,7 @@ class _Lowerer:
             parent = self.by_name[cur.attach[1]]
             if cur.attach[0] == "after" and cur is not stage and self.reads(stage, parent):
                 self._check_read_within_box(stage, below, parent, cur)
-            if parent in below:  # a cycle; ensure_info reports it
-                return
-            below.append(parent)
+            below.append(parent)  # no cycles: ensure_info has refused them already
             cur = parent
 
     def _check_read_within_box(self, stage: Stage, below: list, producer: Stage,

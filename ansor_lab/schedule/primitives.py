@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from ..dsl.intrin import reduce_identity
-from ..dsl.tensor import THREAD_TAGS, ComputeOp
+from ..dsl.tensor import THREAD_TAGS, ComputeOp, Tensor
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
 from .state import (
@@ -544,10 +544,7 @@ def cache_read(state: State, block: str, read: object, scope: str,
     _check_scope("cache_read", block, scope)
     inputs = st.op.input_tensors
     if isinstance(read, int):
-        if not 0 <= read < len(inputs):
-            raise _err("cache_read", block, f"read buffer index {read} out of range "
-                       f"(it reads {[t.name for t in inputs]})")
-        tensor = inputs[read]
+        tensor = _read_tensor(st, read, "cache_read")
     else:
         matches = [t for t in inputs if t.name == str(read)]
         if not matches:
@@ -768,6 +765,15 @@ def storage_align(state: State, block: str, axis: int, factor: int, offset: int)
     st.storage_align[axis] = (factor, offset)
 
 
+def _read_tensor(st: Stage, index: int, prim: str) -> Tensor:
+    """The ``index``-th tensor block ``st`` reads (TVM's read buffer index)."""
+    inputs = st.op.input_tensors
+    if not 0 <= index < len(inputs):
+        raise _err(prim, st.name, f"read buffer index {index} out of range "
+                   f"(it reads {[t.name for t in inputs]})")
+    return inputs[index]
+
+
 def buffer_block(state: State, block: str, buffer: object, prim: str) -> str:
     """The block writing the buffer TVM names ``buffer`` relative to ``block``:
     ``("write", 0)``, ``("read", i)`` (the i-th tensor it reads) or a tensor name."""
@@ -781,11 +787,7 @@ def buffer_block(state: State, block: str, buffer: object, prim: str) -> str:
             if index != 0:
                 raise _err(prim, block, f"writes one buffer; use ('write', 0), not {buffer!r}")
             return block
-        inputs = st.op.input_tensors
-        if not 0 <= index < len(inputs):
-            raise _err(prim, block, f"read buffer index {index} out of range (it reads "
-                       f"{[t.name for t in inputs]})")
-        tensor_name = inputs[index].name
+        tensor_name = _read_tensor(st, index, prim).name
     else:
         raise _err(prim, block, f"buffer must be ('write', 0), ('read', i) or a tensor name, "
                    f"got {buffer!r}")

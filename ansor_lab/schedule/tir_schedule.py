@@ -481,8 +481,7 @@ class Schedule:
         ndim = len(self.state.stage(owner).op.axis)
         perm = _permutation(index_map, ndim)
         self._step("TransformLayout", {"block": block, "buffer": buffer, "index_map": perm},
-                   lambda s: P.transform_layout(s, P.buffer_block(s, b, buffer,
-                                                                  "transform_layout"), perm))
+                   lambda s: P.transform_layout(s, owner, perm))
 
     def enter_postproc(self) -> None:
         """Mark the start of post-processing steps (``remove_postproc`` stops here)."""

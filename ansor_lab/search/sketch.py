@@ -382,13 +382,13 @@ def _with_packing(state, st, alts: list) -> list:
     return alts + [(f"{name}+pack({tensor})", packed(fn)) for name, fn in alts]
 
 
-def _with_relayout(state, st, alts: list, tiled_alone: str | None = None) -> list:
-    """``alts`` and, where ``st`` has a read to repack (``relayout_read``), each of them
-    vectorizing that read's axis over a repacked panel. Not ``tiled_alone`` when ``st``
-    is an output: its layout is the function's, so its vectors would be strided."""
+def _relayout_twins(state, st, alts: list, tiled_alone: str | None = None) -> list:
+    """Where ``st`` has a read to repack (``relayout_read``), a twin of each of ``alts``
+    vectorizing that read's axis over a repacked panel. None of ``tiled_alone`` when
+    ``st`` is an output: its layout is the function's, so its vectors would be strided."""
     found = relayout_read(state, st)
     if found is None:
-        return alts
+        return []
     tensor, dim, axis = found
     name = st.op.axis[axis].var.name
     axes = frozenset({name})
@@ -399,8 +399,8 @@ def _with_relayout(state, st, alts: list, tiled_alone: str | None = None) -> lis
             apply_relayout_pack(sch, b, tensor, dim, axis, at)
         return apply
 
-    return alts + [(f"{alt}+pack({tensor}, vectorize {name})", relayout(fn))
-                   for alt, fn in alts if not (alt == tiled_alone and state.is_output(st))]
+    return [(f"{alt}+pack({tensor}, vectorize {name})", relayout(fn))
+            for alt, fn in alts if not (alt == tiled_alone and state.is_output(st))]
 
 
 def _mlt_fusion_alts(state, st):
@@ -411,7 +411,7 @@ def _mlt_fusion_alts(state, st):
                                         vector_axis=vector_axis)
 
     alts = [(f"tile+fuse({c.name})", fused)]
-    return _with_packing(state, st, alts) + _with_relayout(state, st, alts)[len(alts):]
+    return _with_packing(state, st, alts) + _relayout_twins(state, st, alts)
 
 
 def _mlt_alts(state, st):
@@ -425,7 +425,7 @@ def _mlt_alts(state, st):
 
     alts = [("tile", tiled), ("cache_write+tile", cached)]
     return (_with_packing(state, st, alts)
-            + _with_relayout(state, st, alts, tiled_alone="tile")[len(alts):])
+            + _relayout_twins(state, st, alts, tiled_alone="tile"))
 
 
 def _rfactor_alts(state, st):
