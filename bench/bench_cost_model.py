@@ -40,7 +40,6 @@ sys.path.insert(0, HERE)
 import ansor_lab as tvm  # noqa: E402
 from ansor_lab import auto_scheduler  # noqa: E402
 from ansor_lab.schedule.lower import lower_state  # noqa: E402
-from ansor_lab.search.prior import analytic_score  # noqa: E402
 from ansor_lab.search.task import schedule_from_record  # noqa: E402
 
 from bench_tune import WORKLOADS  # noqa: E402
@@ -100,9 +99,10 @@ def featurize(logs: list[str]) -> tuple[dict, dict]:
             try:
                 sch = schedule_from_record(inp)
                 func = lower_state(sch.state, sch.args, simplify=False)
-                feats = auto_scheduler.program_features(func)
                 target = tvm.Target(inp.target)
-                prior = analytic_score(func, target.vector_bytes, max(1, target.num_cores))
+                feats = auto_scheduler.program_features(func, target.vector_bytes,
+                                                        target.num_cores)
+                prior = float(feats[-1])  # the analytic prior's score is the last feature
             except Exception as err:  # noqa: BLE001 - a record of an older version: skip it
                 print(f"  skipped a record of {path}: {err}")
                 continue

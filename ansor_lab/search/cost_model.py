@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import AnsorLabError
+
 
 class CostModel:
     """Base class: ``update`` with measured (features, cost), ``predict`` scores."""
@@ -133,7 +135,13 @@ class RandomForestModel(CostModel):
         """Predicted normalised throughput (random until enough samples are seen)."""
         if self.model is None or not len(features):
             return self._rng.random(len(features)) * 1e-3
-        return self.model.predict(np.stack([np.asarray(f, dtype=float) for f in features]))
+        x = np.stack([np.asarray(f, dtype=float) for f in features])
+        if x.shape[1] != self.model.n_features_in_:
+            raise AnsorLabError(
+                f"this model learned from {self.model.n_features_in_} features per program "
+                f"and is asked about {x.shape[1]}: its training data was saved by another "
+                "version of ansor_lab. Train a new model with update_from_file(log).")
+        return self.model.predict(x)
 
     def feature_importances(self, names: Sequence[str]) -> list[tuple[str, float]]:
         """(feature name, importance) for the fitted forest, largest first."""
@@ -147,6 +155,7 @@ class RandomForestModel(CostModel):
 
         Returns how many records were used.
         """
+        from ..codegen.target import Target
         from ..measure.records import load_records
         from .features import program_features
         from .task import schedule_from_record
@@ -162,7 +171,8 @@ class RandomForestModel(CostModel):
             from ..schedule.lower import lower_state
 
             func = lower_state(sch.state, sch.args, simplify=False)
-            feats.append(program_features(func))
+            target = Target(inp.target)
+            feats.append(program_features(func, target.vector_bytes, target.num_cores))
             costs.append(res.mean_cost if res.error_no == 0 else float("inf"))
             groups.append(inp.workload_key)
         if feats:

@@ -19,7 +19,6 @@ from ..measure.records import MeasureInput, MeasureResult, load_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
-from .prior import analytic_score
 from .sketch import Sketch, annotate_sampling, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -28,6 +27,7 @@ DEFAULT_PARAMS = {
     "generations": 3,  # evolution rounds per search
     "mutation_prob": 0.85,
     "crossover_prob": 0.05,
+    "migration_prob": 0.05,  # a child is its parent's decisions in another sketch
     "eps_greedy": 0.05,  # share of each batch picked at random (exploration)
     "sample_init_min_population": 48,
     "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
@@ -35,6 +35,12 @@ DEFAULT_PARAMS = {
     # prior (search/prior.py) instead of at random; 0 turns it off (Ansor's random start)
     "analytic_prior": 1,
     "prior_random_ratio": 0.25,  # share of a prior-ranked batch still picked at random
+    # share of each model-ranked batch given to the sketches the greedy picks left out,
+    # chosen by an upper confidence bound on their best measured speed: the model ranks a
+    # sketch by the few programs it has seen of it, and a search that trusts it settles on
+    # one sketch early (see sketch_bounds); 0 turns it off
+    "sketch_explore": 0.125,
+    "sketch_explore_c": 0.3,  # weight of the bound's exploration term
 }
 
 
@@ -77,6 +83,7 @@ class SketchPolicy:
         self.best_trace: dict | None = None
         self.search_time = 0.0
         self.last_predictions: dict = {}
+        self._last_ranked: list[Candidate] = []  # the last evolution's unmeasured, best first
         for cb in init_search_callbacks or []:
             cb.enter(self)
 
@@ -114,11 +121,9 @@ class SketchPolicy:
         if key not in self._features:
             try:
                 func = lower_state(sch.state, sch.args, simplify=False, check=False)
-                feats = program_features(func)
-                if self.params["analytic_prior"]:
-                    hw = self.task.hardware_params
-                    self._priors[key] = analytic_score(func, hw.vector_unit_bytes,
-                                                       hw.num_cores)
+                hw = self.task.hardware_params
+                feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
+                self._priors[key] = float(feats[-1])  # the analytic prior's score
             except (LoweringError, ScheduleError):
                 feats = None
             self._features[key] = feats
@@ -169,13 +174,15 @@ class SketchPolicy:
         pop += measured_best[: int(len(pop) * p["use_measured_ratio"]) + 1]
         pop = [c for c in pop if self.features_of(c) is not None]
         best: dict = {}
-        for _ in range(p["generations"] + 1):
+        for generation in range(p["generations"] + 1):
             if not pop:
                 break
             scores = self.predict(pop)
             for c, s in zip(pop, scores):
                 if c.key not in self.measured and np.isfinite(s):
                     best[c.key] = (s, c)
+            if generation == p["generations"]:
+                break  # children of the last generation would never be scored
             finite = np.where(np.isfinite(scores), scores, np.nan)
             lo = np.nanmin(finite) if np.isfinite(finite).any() else 0.0
             weights = np.nan_to_num(finite - lo, nan=0.0) + 1e-6
@@ -191,6 +198,9 @@ class SketchPolicy:
                     child = self.space.crossover(parent, other)
                 elif r < p["crossover_prob"] + p["mutation_prob"]:
                     child = self.space.mutate(parent)
+                elif r < p["crossover_prob"] + p["mutation_prob"] + p["migration_prob"]:
+                    child = self.space.migrate(parent,
+                                               self.rng.randrange(len(self.sketches)))
                 else:
                     child = parent
                 if child is not None and self.features_of(child) is not None:
@@ -198,7 +208,8 @@ class SketchPolicy:
             pop = children
         ranked = sorted(best.values(), key=lambda x: -x[0])
         self.last_predictions = {c.key: s for s, c in ranked}
-        return [c for _, c in ranked[:out_size]]
+        self._last_ranked = [c for _, c in ranked]
+        return self._last_ranked[:out_size]
 
     # -- picking a batch --------------------------------------------------------------
     def next_batch(self, n: int) -> list[MeasureInput]:
@@ -212,12 +223,15 @@ class SketchPolicy:
         else:
             n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples \
                 else 0
+        n_explore = 0 if self.uses_prior or not self.model.num_samples \
+            else int(round(n * self.params["sketch_explore"]))
         for c in self.evolutionary_search(init, 2 * n):
-            if len(chosen) >= n - n_random:
+            if len(chosen) >= n - n_random - n_explore:
                 break
             if c.key not in seen:
                 chosen.append(c)
                 seen.add(c.key)
+        chosen += self._sketch_explore_picks(n_explore, chosen, init, seen)
         pool = [c for c in init if c.key not in seen]
         self.rng.shuffle(pool)
         for c in pool:
@@ -245,6 +259,68 @@ class SketchPolicy:
                 inputs.append(MeasureInput(self.task, trace, c.sketch, c.decisions))
         self.search_time += time.perf_counter() - start
         return inputs
+
+    def sketch_bounds(self) -> dict[int, float]:
+        """Upper confidence bound of each sketch's best speed (UCB1 over sketches).
+
+        The bound is the sketch's best measured speed relative to the best of all, plus
+        ``c * sqrt(ln(total measured) / (measured of the sketch + 1))``: a sketch that was
+        rarely measured keeps a claim on the exploration share until its programs show it
+        behind.
+        """
+        count = [0] * len(self.sketches)
+        best = [float("inf")] * len(self.sketches)
+        for sketch, _ in self.measured:
+            if 0 <= sketch < len(count):
+                count[sketch] += 1
+        for cost, cand in self.measured_candidates:
+            if 0 <= cand.sketch < len(best):
+                best[cand.sketch] = min(best[cand.sketch], cost)
+        top = min(best) if best else float("inf")
+        total = max(sum(count), 1)
+        c = self.params["sketch_explore_c"]
+        return {k: (top / best[k] if np.isfinite(best[k]) else 0.0)
+                + c * float(np.sqrt(np.log(total + 1) / (count[k] + 1)))
+                for k in range(len(self.sketches))}
+
+    def _sketch_explore_picks(self, n: int, chosen: list[Candidate], init: list[Candidate],
+                              seen: set) -> list[Candidate]:
+        """Up to ``n`` candidates, one each from the sketches with the highest bound that
+        the batch has not picked.
+
+        A sketch's pick is the best measured program so far moved into it (its tiling is the
+        best guess the search has), or where that was measured already or does not fit,
+        the sketch's best-predicted unmeasured program.
+        """
+        if n <= 0:
+            return []
+        taken = {c.sketch for c in chosen}
+        bounds = self.sketch_bounds()
+        order = sorted((k for k in bounds if k not in taken), key=lambda k: -bounds[k])
+        leaders = [c for _, c in sorted(self.measured_candidates, key=lambda x: x[0])[:4]]
+        picks: list[Candidate] = []
+        for k in order:
+            if len(picks) >= n:
+                break
+            moved = [m for m in (self.space.migrate(c, k) for c in leaders) if m is not None]
+            moved = [m for m in moved if m.key not in seen and self.features_of(m) is not None]
+            if moved:
+                picks.append(moved[0])
+                seen.add(moved[0].key)
+                continue
+            pool = [c for c in self._last_ranked + init if c.sketch == k and c.key not in seen]
+            if not pool:  # evolution did not reach the sketch: draw a few of its own
+                for _ in range(8):
+                    r = self.space.sample(sketch=k)
+                    if r is not None and r[0].key not in seen:
+                        self._remember(*r)
+                        pool.append(r[0])
+            scores = self.predict(pool) if pool else np.array([])
+            if len(scores) and np.isfinite(scores).any():
+                pick = pool[int(np.argmax(scores))]
+                picks.append(pick)
+                seen.add(pick.key)
+        return picks
 
     def update(self, inputs: list[MeasureInput], results: list[MeasureResult]) -> None:
         """Record measurements and retrain the cost model."""

@@ -34,6 +34,10 @@ def freeze(x):
     return x
 
 
+#: share of mutations that reshape a register tile (where a sketch has one to reshape)
+RESHAPE_SHARE = 0.25
+
+
 class SearchSpace:
     """The sketches of one task, and how to turn candidates into schedules."""
 
@@ -49,6 +53,9 @@ class SearchSpace:
         self._kinds = [
             [s.trace.insts[k] for k in idx] for s, idx in zip(sketches, self._sampling)
         ]
+        self._signatures = [tuple(_signature(i) for i in insts) for insts in self._kinds]
+        self._spatial_tiles = [_spatial_tile_groups(s.trace.insts, idx)
+                               for s, idx in zip(sketches, self._sampling)]
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
         """Replay a candidate; raises ScheduleError when its decisions do not fit."""
@@ -82,7 +89,13 @@ class SearchSpace:
 
     # -- mutations (Ansor's: tile size, unroll / parallel choice, compute location) ---
     def mutate(self, cand: Candidate) -> Candidate | None:
-        """A neighbour of ``cand``: one decision changed in a way that keeps it valid."""
+        """A neighbour of ``cand``: one decision changed in a way that keeps it valid, or
+        (with probability ``RESHAPE_SHARE``, where the sketch tiles two spatial axes of a
+        stage) that stage's register tile reshaped."""
+        if self._spatial_tiles[cand.sketch] and self.rng.random() < RESHAPE_SHARE:
+            moved = self.reshape_tile(cand)
+            if moved is not None:
+                return moved
         insts = self._kinds[cand.sketch]
         if not insts:
             return None
@@ -112,6 +125,39 @@ class SearchSpace:
                 return Candidate(cand.sketch, tuple(decisions))
         return None
 
+    def reshape_tile(self, cand: Candidate) -> Candidate | None:
+        """Move a prime factor from one spatial axis's innermost tile to another's, the
+        same factor going the other way between outer levels: the register tile changes
+        shape (8x8 -> 4x16) while its size and every axis's extent stay.
+
+        A single-decision mutation cannot make this move without passing through a
+        register tile twice or half the size, which the model rightly ranks low; searches
+        were seen settling on an 8x8 tile that runs at 2/3 of the 4x16 one.
+        """
+        groups = self._spatial_tiles[cand.sketch]
+        if not groups:
+            return None
+        insts = self._kinds[cand.sketch]
+        for _ in range(8):
+            group = self.rng.choice(groups)
+            a, b = self.rng.sample(group, 2)
+            ta, tb = list(cand.decisions[a]), list(cand.decisions[b])
+            if ta[-1] == 1:
+                continue
+            p = self.rng.choice([q for q, _ in prime_factors(ta[-1])])
+            outer_b = [lv for lv in range(len(tb) - 1) if tb[lv] % p == 0]
+            max_inner = int(insts[b].arg("max_innermost_factor", 0) or 0)
+            if not outer_b or (max_inner > 0 and tb[-1] * p > max_inner):
+                continue
+            ta[-1] //= p
+            ta[self.rng.randrange(len(ta) - 1)] *= p
+            tb[-1] *= p
+            tb[self.rng.choice(outer_b)] //= p
+            decisions = list(cand.decisions)
+            decisions[a], decisions[b] = freeze(ta), freeze(tb)
+            return Candidate(cand.sketch, tuple(decisions))
+        return None
+
     def _mutate_tile(self, tiles: list[int], inst) -> list[int] | None:
         """Move one prime factor from one tile level to another."""
         max_inner = int(inst.arg("max_innermost_factor", 0) or 0)
@@ -129,6 +175,19 @@ class SearchSpace:
                 return new
         return None
 
+    def migrate(self, cand: Candidate, sketch: int) -> Candidate | None:
+        """``cand``'s decisions in another sketch, where both sketches draw the same
+        sampling steps in the same order (None otherwise).
+
+        The sketches of one task differ mostly in cache and packing steps around the same
+        tiles, so a tiling found good in one is a good first guess in the others. Replay
+        still checks each decision (a compute location may not exist in the other sketch).
+        """
+        if sketch == cand.sketch or \
+                self._signatures[sketch] != self._signatures[cand.sketch]:
+            return None
+        return Candidate(sketch, cand.decisions)
+
     def crossover(self, a: Candidate, b: Candidate) -> Candidate | None:
         """Mix two parents of one sketch decision by decision."""
         if a.sketch != b.sketch:
@@ -136,3 +195,42 @@ class SearchSpace:
         picks = tuple(x if self.rng.random() < 0.5 else y
                       for x, y in zip(a.decisions, b.decisions))
         return Candidate(a.sketch, picks)
+
+
+def _signature(inst) -> tuple:
+    """What a sampling step draws: its kind and the shape of its decision."""
+    if inst.kind == "SamplePerfectTile":
+        return (inst.kind, inst.arg("n"), inst.arg("max_innermost_factor", 0))
+    if inst.kind == "SampleCategorical":
+        return (inst.kind, tuple(inst.arg("candidates")))
+    return (inst.kind,)
+
+
+def _spatial_tile_groups(insts: list, sampling: list[int]) -> list[list[int]]:
+    """Per stage tiled on two or more spatial axes, the positions (among the sketch's
+    sampling steps) of those axes' tile decisions.
+
+    Tiles belong to one stage when their loops come from one ``get_loops``; its spatial
+    tiles are those with the most levels (a multi-level structure has more S levels than
+    R levels: SSRSRS, SSSRRSRS).
+    """
+    source = {}
+    for k, inst in enumerate(insts):
+        if inst.kind == "GetLoops":
+            for rv in inst.outputs:
+                source[id(rv)] = k
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for pos, k in enumerate(sampling):
+        inst = insts[k]
+        if inst.kind != "SamplePerfectTile":
+            continue
+        origin = source.get(id(inst.arg("loop")))
+        if origin is not None:
+            groups.setdefault(origin, []).append((pos, int(inst.arg("n"))))
+    out = []
+    for tiles in groups.values():
+        most = max(n for _, n in tiles)
+        spatial = [pos for pos, n in tiles if n == most]
+        if len(spatial) >= 2 and most >= 3:
+            out.append(spatial)
+    return out

@@ -9,6 +9,7 @@ import pytest
 from search_helpers import conv2d_bias_relu, fast_policy, make_task, matmul, softmax
 
 from ansor_lab import auto_scheduler, te, tir
+from ansor_lab.errors import AnsorLabError
 from ansor_lab.schedule.lower import lower_state
 from ansor_lab.search.cost_model import normalized_throughput
 from ansor_lab.search.features import STORE_FEATURE_NAMES, store_features
@@ -129,3 +130,28 @@ def test_tutorial_model_names():
     assert auto_scheduler.XGBModel is auto_scheduler.RandomForestModel
     scores = auto_scheduler.RandomModel(seed=0).predict([np.zeros(3)] * 5)
     assert scores.shape == (5,) and ((scores >= 0) & (scores < 1)).all()
+
+
+def test_the_last_feature_is_the_analytic_prior_for_the_given_vector_width():
+    from ansor_lab.search.prior import analytic_score
+
+    sch = _matmul_schedule(True)
+    func = lower_state(sch.state, sch.args, simplify=False)
+    for vector_bytes in (32, 64):
+        vec = auto_scheduler.program_features(func, vector_bytes, 1)
+        assert auto_scheduler.FEATURE_NAMES[-1] == "prior_score"
+        assert feature(vec, "prior_score") == pytest.approx(analytic_score(func, vector_bytes))
+    # a program filling 8 lanes of a 256-bit vector scores above its scalar twin
+    plain = _matmul_schedule(False)
+    scalar = auto_scheduler.program_features(
+        lower_state(plain.state, plain.args, simplify=False), 32, 1)
+    assert feature(auto_scheduler.program_features(func, 32, 1), "prior_score") > \
+        feature(scalar, "prior_score") > 0
+
+
+def test_a_model_asked_about_features_of_another_length_says_to_retrain():
+    model = auto_scheduler.RandomForestModel(min_samples=2)
+    x = [np.array([0.0, 1.0]), np.array([1.0, 0.0]), np.array([2.0, 2.0])]
+    model.update(x, [1.0, 2.0, 4.0], ["t"] * 3)
+    with pytest.raises(AnsorLabError, match="update_from_file"):
+        model.predict([np.zeros(3)])

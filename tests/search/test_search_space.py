@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
+
+import numpy as np
 
 import pytest
 from search_helpers import (
@@ -46,7 +49,12 @@ def test_sampled_and_mutated_programs_replay_lower_and_compute_the_reference(nam
             child = space.mutate(cand)
             if child is None:
                 continue
-            (pos,) = _changed(cand, child)  # a mutation changes exactly one decision
+            # a mutation changes one decision, or reshapes a register tile (two tiles of
+            # one stage's spatial axes)
+            changed = _changed(cand, child)
+            assert len(changed) == 1 or any(
+                set(changed) <= set(g) for g in space._spatial_tiles[cand.sketch])
+            pos = changed[0]
             try:
                 verify(lower_state(space.schedule(child).state, task.args), "llvm")
             except Exception:  # noqa: BLE001 - counted below, by the kind it changed
@@ -162,3 +170,125 @@ def test_next_batch_skips_measured_programs():
 def test_unknown_policy_params_are_refused():
     with pytest.raises(AnsorLabError, match=r"unknown SketchPolicy params \['populaton'\]"):
         auto_scheduler.SketchPolicy(make_task(matmul()), params={"populaton": 3})
+
+
+# -- exploration across sketches ------------------------------------------------------
+
+
+class _TrainedModel(auto_scheduler.RandomModel):
+    """A model that says it has learned (so the policy ranks by ``predict``)."""
+
+    @property
+    def num_samples(self) -> int:
+        return 10
+
+
+def _prefer_sketch_zero(policy):
+    """Rank every program of sketch 0 above every other program (ties broken by a value
+    of the decisions, so that "best predicted" means one program)."""
+    def score(c):
+        return (10.0 if c.sketch == 0 else 1.0) + zlib.crc32(repr(c.decisions).encode()) / 2**40
+    policy.predict = lambda cands: np.array([score(c) for c in cands])
+
+
+def test_sketch_bounds_weigh_best_speed_against_how_often_a_sketch_was_measured():
+    policy = fast_policy(make_task(matmul()), seed=5)
+    cands = [c for c in policy.sample_initial_population(16)]
+    zero = [c for c in cands if c.sketch == 0][:6]
+    one = [c for c in cands if c.sketch == 1][:1]
+    assert len(zero) == 6 and len(one) == 1
+    for c in zero:
+        policy.measured[c.key] = 1e-3
+        policy.measured_candidates.append((1e-3, c))
+    policy.measured[one[0].key] = 2e-3
+    policy.measured_candidates.append((2e-3, one[0]))
+    c = policy.params["sketch_explore_c"]
+    bounds = policy.sketch_bounds()
+    assert bounds[0] == pytest.approx(1.0 + c * math.sqrt(math.log(8) / 7))
+    assert bounds[1] == pytest.approx(0.5 + c * math.sqrt(math.log(8) / 2))
+    # an error counts as measured but gives no speed
+    policy.measured[(1, ("not", "a", "program"))] = float("inf")
+    assert policy.sketch_bounds()[1] == pytest.approx(0.5 + c * math.sqrt(math.log(9) / 3))
+
+
+@pytest.mark.parametrize("explore", [0.0, 0.25])
+def test_sketch_exploration_measures_a_sketch_the_model_ranks_last(explore):
+    task = make_task(matmul())
+    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=explore)
+    policy = auto_scheduler.SketchPolicy(task, _TrainedModel(seed=0), params=params, seed=6,
+                                         verbose=0)
+    _prefer_sketch_zero(policy)
+    batch = policy.next_batch(8)
+    sketches = [i.sketch for i in batch]
+    assert len(batch) == 8 and len({(i.sketch, i.decisions) for i in batch}) == 8
+    if explore:
+        # one of the two exploration slots goes to sketch 1 (the only sketch the greedy
+        # picks left out), with its best-predicted program
+        assert sketches.count(1) >= 1
+        explored = [i for i in batch if i.sketch == 1][0]
+        # the evolution scores its whole first generation, the random sample included
+        pool = [c for c in policy._last_ranked if c.sketch == 1]
+        assert pool
+        assert policy.predict([Candidate(1, explored.decisions)])[0] == \
+            max(policy.predict(pool))
+    else:
+        assert sketches == [0] * 8
+
+
+def test_migrate_moves_decisions_between_sketches_that_draw_the_same_steps():
+    task = make_task(matmul())
+    policy = fast_policy(task, seed=7)
+    cand = policy.space.sample(sketch=0)[0]
+    moved = policy.space.migrate(cand, 1)  # "C: tile" -> "C: cache_write+tile"
+    assert moved == Candidate(1, cand.decisions)
+    sch = policy.space.schedule(moved)
+    assert "C_local" in sch.mod.script()
+    check_numeric(sch, task.args)
+    assert policy.space.migrate(cand, 0) is None  # not a move
+    # softmax's plain sketch and its rfactor sketch draw different steps
+    soft = fast_policy(make_task(softmax()), seed=7)
+    assert soft.space.migrate(soft.space.sample(sketch=0)[0], 1) is None
+
+
+def test_sketch_exploration_first_tries_the_best_measured_tiling_in_the_other_sketch():
+    task = make_task(matmul())
+    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=0.25)
+    policy = auto_scheduler.SketchPolicy(task, _TrainedModel(seed=0), params=params, seed=8,
+                                         verbose=0)
+    _prefer_sketch_zero(policy)
+    zero = [policy.space.sample(sketch=0)[0] for _ in range(3)]
+    for cost, c in zip([3e-3, 1e-3, 2e-3], zero):
+        policy.measured[c.key] = cost
+        policy.measured_candidates.append((cost, c))
+    # (the batch's last slot is a random program, of either sketch)
+    picked = {(i.sketch, i.decisions) for i in policy.next_batch(8)}
+    assert (1, zero[1].decisions) in picked and (1, zero[2].decisions) not in picked
+    # once measured there, the sketch's pick is the next leader's tiling
+    policy.measured[Candidate(1, zero[1].decisions).key] = 1.5e-3
+    picked = {(i.sketch, i.decisions) for i in policy.next_batch(8)}
+    assert (1, zero[2].decisions) in picked and (1, zero[1].decisions) not in picked
+
+
+def test_reshape_moves_a_factor_between_register_tiles_keeping_their_size():
+    task = make_task(matmul(64))
+    policy = fast_policy(task, seed=9)
+    assert policy.space._spatial_tiles == [[[0, 1]], [[0, 1]]]  # i and j of C, per sketch
+    seen_shapes = set()
+    for _ in range(40):
+        cand = policy.space.sample(sketch=1)[0]
+        moved = policy.space.reshape_tile(cand)
+        if moved is None:
+            continue
+        (ia, ja), (ib, jb) = cand.decisions[:2], moved.decisions[:2]
+        assert moved.decisions[2:] == cand.decisions[2:]
+        assert math.prod(ib) == math.prod(ia) == 64 and math.prod(jb) == math.prod(ja) == 64
+        assert ib[-1] * jb[-1] == ia[-1] * ja[-1]  # the register tile keeps its size
+        assert ib[-1] != ia[-1] and ib[-1] <= 64 and jb[-1] <= 64
+        seen_shapes.add((ia[-1], ja[-1], ib[-1], jb[-1]))
+        if len(seen_shapes) <= 2:
+            check_numeric(policy.space.schedule(moved), task.args)
+    assert len(seen_shapes) >= 5
+    # softmax tiles only one axis per stage: nothing to reshape
+    soft = fast_policy(make_task(softmax()), seed=9)
+    assert all(groups == [] for groups in soft.space._spatial_tiles)
+    assert soft.space.reshape_tile(soft.space.sample(sketch=0)[0]) is None
