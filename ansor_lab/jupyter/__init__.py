@@ -46,6 +46,7 @@ _LAZY = {
     "MachinePeaks": "roofline",
     "RooflinePoint": "roofline",
     "measure_peaks": "roofline",
+    "multiply_add_peak_gflops": "roofline",
     "arithmetic_intensity": "roofline",
     "kernel_point": "roofline",
     "log_points": "roofline",

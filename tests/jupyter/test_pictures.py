@@ -138,6 +138,41 @@ def test_peaks_are_measured_once_and_cached(tmp_path) -> None:
     assert measure_peaks(path=path) == peaks  # read back, not measured again
 
 
+def test_peaks_cached_by_an_older_method_are_measured_again(tmp_path) -> None:
+    path = tmp_path / "roofline.json"
+    peaks = measure_peaks(path=path)
+    key = peaks.cpu
+    stale = dict(json.loads(path.read_text())[key], peak_gflops=1.0,
+                 method="numpy float32 matmul 512^3 (BLAS); numpy copy of 64 MiB")
+    path.write_text(json.dumps({key: stale}))
+    again = measure_peaks(path=path)
+    assert again.peak_gflops > 1.0 and again.method.startswith("LLVM multiply-add loop")
+
+
+def test_multiply_add_loop_keeps_every_chain_in_the_loop() -> None:
+    from ansor_lab.jupyter.roofline import _fma_loop_ir
+
+    text = _fma_loop_ir(lanes=8, chains=12)
+    body = text.split("body:")[1].split("done:")[0]
+    assert body.count("fmul contract <8 x float>") == 12
+    assert body.count("fadd contract <8 x float>") == 12
+    assert len(re.findall(r"phi\s+<8 x float>", body)) == 12  # 12 independent chains
+
+
+def test_compute_peak_is_not_below_a_blas_matmul_on_one_core() -> None:
+    """The roof must sit above what a good kernel reaches: the multiply-add loop of one
+    core is at least about as fast as OpenBLAS's sgemm on one thread (a latency-bound or
+    scalar loop would be several times slower)."""
+    from threadpoolctl import threadpool_limits
+
+    from ansor_lab.jupyter.roofline import multiply_add_peak_gflops, _measure_peak_gflops
+
+    with threadpool_limits(limits=1):
+        blas = _measure_peak_gflops(n=256, repeats=10)
+    fma = multiply_add_peak_gflops(threads=1, seconds=0.05, repeats=5)
+    assert fma > 0.6 * blas, (fma, blas)
+
+
 def test_plotted_points_sit_at_their_intensity_and_gflops(tmp_path) -> None:
     peaks = MachinePeaks(peak_gflops=100.0, bandwidth_gbs=10.0)
     func = matmul(64)
