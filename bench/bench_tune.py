@@ -576,9 +576,18 @@ def print_table(rows: list[dict]) -> None:
     )
 
 
-def verdicts(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(target, PASS/FAIL/n.a., detail) for each target, on the (median) rows."""
+def verdicts(rows: list[dict], peaks: dict | None = None) -> list[tuple[str, str, str]]:
+    """(target, PASS/FAIL/n.a., detail) for each target, on the (median) rows.
+
+    ``peaks`` (threads -> multiply-add peak GFLOPS) marks a ratio target that no program
+    can meet: 1.2x a MetaSchedule program that already runs near the peak.
+    """
     out = []
+    peaks = {int(k): v for k, v in (peaks or {}).items()}  # JSON keys are strings
+
+    def above_peak(r: dict) -> str:
+        need, peak = 1.2 * r["ms_gflops"], peaks.get(r["threads"])
+        return f" [1.2x = {need:.0f} GF > peak {peak:.0f}]" if peak and need > peak else ""
 
     def both(value_wall, value_cpu, ok):
         parts = []
@@ -615,6 +624,7 @@ def verdicts(rows: list[dict]) -> list[tuple[str, str, str]]:
         detail = "; ".join(
             f"{r['workload']}/t{r['threads']}/{r['trials']}: {r['vs_ms']:.2f}x"
             + (f" (cpu {r['vs_ms_cpu']:.2f}x)" if r.get("vs_ms_cpu") else "")
+            + above_peak(r)
             for r in ms_rows
         )
         out.append((name, "FAIL" if bad else "PASS", detail))
@@ -840,14 +850,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     if args.merge:
-        rows = []
+        rows, peaks = [], {}
         for path in args.merge:
             with open(path) as fh:
-                rows += json.load(fh)["rows"]
+                data = json.load(fh)
+            rows += data["rows"]
+            peaks.update(data.get("machine", {}).get("multiply_add_peak_gflops", {}))
         summary = medians(rows)
         print_table(summary)
         print()
-        for what, verdict, detail in verdicts(summary):
+        for what, verdict, detail in verdicts(summary, peaks):
             print(f"{verdict:<5} {what}: {detail}")
         return 0
 
@@ -917,7 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(summary)
     print()
-    for what, verdict, detail in verdicts(summary):
+    for what, verdict, detail in verdicts(summary, peaks):
         print(f"{verdict:<5} {what}: {detail}")
     print(f"load average at the end: {load_average()}")
     if args.json:
@@ -936,7 +948,7 @@ def main(argv: list[str] | None = None) -> int:
                     "timing": timing,
                     "rows": rows,
                     "summary": summary,
-                    "verdicts": verdicts(summary),
+                    "verdicts": verdicts(summary, peaks),
                 },
                 fh,
                 indent=2,

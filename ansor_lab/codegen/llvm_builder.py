@@ -27,6 +27,7 @@ from ..errors import CodegenError
 from ..ir import nodes as N
 from ..ir.simplify import linear_form, simplify_expr
 from ..ir.visitor import post_order_visit, walk_stmts
+from . import transpose_copy
 
 #: Buffers up to this size live on the stack; larger ones on an aligned heap.
 STACK_LIMIT_BYTES = 16 * 1024
@@ -907,6 +908,16 @@ class FunctionBuilder:
                 "has no GPU threads: build with target='cuda' or remove the bind"
             )
         extent = _const(s.extent)
+        if s.kind in ("serial", "unrolled") and self.vec is None:
+            copy = transpose_copy.match(s, self.flat_index)
+            if copy is not None:  # a layout-changing copy: rows in, shuffles, columns out
+                transpose_copy.emit(self, copy, memory_type)
+                self.ctx.report(LoopReport(
+                    copy.vector.loop_var.name, "vectorized", copy.lanes,
+                    f"transposed copy {copy.lanes}x{copy.lanes}",
+                    {"collapsed": "*".join(lp.loop_var.name for lp in reversed(copy.collapsed)),
+                     "blocks": copy.extent // copy.lanes}))
+                return
         if s.kind == "vectorized" and self.vec is None:
             reason = _not_vectorizable(s, extent)
             if reason is None:

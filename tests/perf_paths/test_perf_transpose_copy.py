@@ -1,0 +1,156 @@
+"""A copy whose vector runs across rows of its source (the conv sketch's weight panel, a
+plain transpose) is done as row loads, register shuffles and column stores instead of a
+gather; nests it does not fit keep the generic path. Every result is checked exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir
+from ansor_lab.codegen.transpose_copy import transpose_rounds
+
+
+def _panel(lanes: int, c_in: int, dtype: str = "float32", parallel: bool = False):
+    """panel[f1, c, y, x, f3] = kernel[f1 * lanes + f3, c, y, x], f3 vectorized."""
+    k = te.placeholder((2 * lanes, c_in, 3, 3), name="kernel", dtype=dtype)
+    p = te.compute((2, c_in, 3, 3, lanes),
+                   lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x], name="panel")
+    sch = tir.Schedule(te.create_prim_func([k, p]))
+    f1, _, _, _, f3 = sch.get_loops(sch.get_block("panel"))
+    sch.vectorize(f3)
+    if parallel:
+        sch.parallel(f1)
+    return sch
+
+
+def _panel_reference(k: np.ndarray, lanes: int) -> np.ndarray:
+    f, c = k.shape[:2]
+    return k.reshape(f // lanes, lanes, c, 3, 3).transpose(0, 2, 3, 4, 1)
+
+
+def _data(shape, dtype: str, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype.startswith("int"):
+        return rng.integers(-100, 100, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("lanes,dtype", [
+    (4, "float32"), (8, "float32"), (16, "float32"), (8, "float64"), (16, "int32"),
+    (16, "float16"), (16, "int8"),
+])
+def test_weight_panel_copy_is_transposed_in_registers(lanes, dtype):
+    f = tvm.build(_panel(lanes, c_in=16, dtype=dtype).mod, target="llvm")
+    report = f.loop_report()
+    assert f"f3 (extent {lanes}): vectorized -> transposed copy {lanes}x{lanes}" in report
+    assert f"collapsed=c*y*x, blocks={16 * 9 // lanes}" in report
+    assert "gather" not in f.get_source("ll")
+    k = _data((2 * lanes, 16, 3, 3), dtype)
+    out = np.zeros((2, 16, 3, 3, lanes), dtype)
+    f(k, out)
+    np.testing.assert_array_equal(out, _panel_reference(k, lanes))
+
+
+def test_transposed_copy_inside_a_parallel_loop():
+    f = tvm.build(_panel(16, c_in=32, parallel=True).mod, target="llvm -num-cores=2")
+    assert "transposed copy 16x16" in f.loop_report()
+    k = _data((32, 32, 3, 3), "float32", seed=1)
+    out = np.zeros((2, 32, 3, 3, 16), "float32")
+    f(k, out)
+    np.testing.assert_array_equal(out, _panel_reference(k, 16))
+
+
+def test_plain_transpose_with_the_row_loop_inside():
+    n, lanes = 48, 16
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n, n), lambda i, j: A[j, i], name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    i, j = sch.get_loops(sch.get_block("B"))
+    jo, ji = sch.split(j, [None, lanes])
+    sch.reorder(jo, i, ji)  # i walks A's rows contiguously, ji runs down a column of A
+    sch.vectorize(ji)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "j_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=i, blocks=3]" \
+        in f.loop_report()
+    a = _data((n, n), "float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a.T)
+
+
+@pytest.mark.parametrize("case", ["ragged", "two_lanes", "wide", "arithmetic", "outer_only"])
+def test_nests_that_do_not_fit_keep_the_generic_path(case):
+    lanes, c_in, dtype = 16, 16, "float32"
+    if case == "ragged":
+        c_in = 5  # 45 collapsed iterations: not whole blocks of 16
+    elif case == "two_lanes":
+        lanes = 2
+    elif case == "wide":
+        dtype = "float64"  # 16 doubles: rows wider than one 64-byte register
+    if case in ("ragged", "two_lanes", "wide"):
+        sch = _panel(lanes, c_in, dtype)
+        want = _panel_reference
+    else:
+        k = te.placeholder((2 * lanes, c_in, 3, 3), name="kernel")
+        if case == "arithmetic":  # not a plain copy
+            p = te.compute((2, c_in, 3, 3, lanes),
+                           lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x] * 2.0,
+                           name="panel")
+        else:  # x before y: the source is not walked contiguously
+            p = te.compute((2, c_in, 3, 3, lanes),
+                           lambda f1, c, x, y, f3: k[f1 * lanes + f3, c, y, x], name="panel")
+        sch = tir.Schedule(te.create_prim_func([k, p]))
+        sch.vectorize(sch.get_loops(sch.get_block("panel"))[-1])
+
+        def want(a, n):
+            r = _panel_reference(a, n)
+            return r * np.float32(2.0) if case == "arithmetic" else r.transpose(0, 1, 3, 2, 4)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "transposed copy" not in f.loop_report()
+    k_np = _data((2 * lanes, c_in, 3, 3), dtype, seed=2)
+    out = np.zeros((2, c_in, 3, 3, lanes), dtype)
+    f(k_np, out)
+    np.testing.assert_array_equal(out, want(k_np, lanes))
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64])
+def test_shuffle_rounds_turn_rows_into_columns(n):
+    m = np.arange(n * n).reshape(n, n)
+    rows = [m[j] for j in range(n)]
+    for rnd in transpose_rounds(n):
+        new = list(rows)
+        for j, p, lo, hi in rnd:
+            both = np.concatenate([rows[j], rows[p]])
+            new[j], new[p] = both[lo], both[hi]
+        rows = new
+    np.testing.assert_array_equal(np.array(rows), m.T)
+    assert len(transpose_rounds(n)) == int(np.log2(n))
+
+
+def test_a_loop_inside_the_walk_is_run_outside_it():
+    """A 64-channel panel copied 16 channels at a time: the loop over the four vectors
+    sits inside the c/y/x walk in the nest, and becomes an outer loop of the copy."""
+    k = te.placeholder((64, 16, 3, 3), name="kernel")
+    p = te.compute((16, 3, 3, 64), lambda c, y, x, f: k[f, c, y, x], name="panel")
+    sch = tir.Schedule(te.create_prim_func([k, p]))
+    *_, f = sch.get_loops(sch.get_block("panel"))
+    _, fi = sch.split(f, [4, 16])
+    sch.vectorize(fi)
+    fn = tvm.build(sch.mod, target="llvm")
+    assert "f_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=c*y*x, blocks=9]" \
+        in fn.loop_report()
+    k_np = _data((64, 16, 3, 3), "float32", seed=3)
+    out = np.zeros((16, 3, 3, 64), "float32")
+    fn(k_np, out)
+    np.testing.assert_array_equal(out, k_np.transpose(1, 2, 3, 0))
+
+
+def test_only_nests_that_write_each_element_once_are_reordered():
+    from ansor_lab.codegen.transpose_copy import _injective
+
+    assert _injective([(1, 16), (16, 4), (64, 9)])
+    assert _injective([(16, 4), (1, 16), (64, 1), (0, 1)])  # unit loops do not count
+    assert not _injective([(1, 16), (8, 4)])  # rows overlap
+    assert not _injective([(1, 16), (0, 3)])  # the same element written three times
