@@ -76,6 +76,17 @@ def _vector_bytes(features: str) -> int:
     return 16
 
 
+class TargetKind(str):
+    """A target's kind, a plain string ("llvm", "cuda") that also has TVM's ``.name``."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The kind's name, as ``target.kind.name`` in TVM."""
+        return str.__str__(self)
+
+
 @dataclass(frozen=True)
 class Target:
     """A code-generation target and its hardware parameters."""
@@ -101,6 +112,7 @@ class Target:
             values = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
         else:
             values = _parse(spec, kwargs)
+        values["kind"] = TargetKind(values["kind"])
         for key, value in values.items():
             object.__setattr__(self, key, value)
 

@@ -55,6 +55,24 @@ def cuda(index: int = 0) -> Device:
 
 gpu = cuda
 
+#: TVM's device names (``tvm.device("llvm", 0)`` is the CPU, as in TVM)
+_DEVICE_KINDS = {"cpu": "cpu", "llvm": "cpu", "c": "cpu", "cuda": "cuda", "gpu": "cuda"}
+
+
+def device(dev_type: object, index: int = 0) -> Device:
+    """A device by name (``"cpu"``, ``"llvm"``, ``"cuda"``, ``"gpu"``) or TVM's number (1, 2)."""
+    if isinstance(dev_type, int) and not isinstance(dev_type, bool):
+        kinds = {1: "cpu", 2: "cuda"}
+        if dev_type not in kinds:
+            raise RuntimeArgumentError(
+                f"unknown device type {dev_type}: use 1 (cpu) or 2 (cuda)")
+        return Device(kinds[dev_type], index)
+    name = str(dev_type).split()[0] if str(dev_type).strip() else ""
+    if name not in _DEVICE_KINDS:
+        raise RuntimeArgumentError(
+            f"unknown device {dev_type!r}: use tvm.device('cpu') or tvm.device('cuda')")
+    return Device(_DEVICE_KINDS[name], index)
+
 
 #: Byte alignment of arrays allocated here (TVM's kAllocAlignment): numpy's own large
 #: arrays start 16 bytes into a page, so every 64-byte vector load of a row would

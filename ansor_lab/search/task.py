@@ -144,7 +144,11 @@ class SearchTask:
         return sch, list(self.args)
 
     def print_best(self, log_file: str, print_mode: str = "schedule") -> str:
-        """Print (and return) the best program: its trace as Python, its IR or its source."""
+        """The best program as text: its trace as Python, its IR or its source.
+
+        As in TVM it returns the text (``print(task.print_best(log))``); a notebook cell that
+        ends with the call shows it as text, not as a quoted string.
+        """
         sch, args = self.apply_best(log_file)
         if print_mode == "schedule":
             text = str(sch.trace)
@@ -160,11 +164,19 @@ class SearchTask:
         else:
             raise TaskError(f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or "
                             "'cuda'/'ll'")
-        print(text)
-        return text
+        return ProgramText(text)
 
     def __repr__(self) -> str:
         return f"SearchTask({self.workload_key}, target={self.target})"
+
+
+class ProgramText(str):
+    """A program's text (a plain ``str``) that IPython displays as the text itself."""
+
+    __slots__ = ()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
 
 def _plain(x: Any) -> Any:

@@ -1,0 +1,64 @@
+"""Targets and devices under TVM's spellings: ``tvm.target.Target``, ``target.kind.name``,
+``tvm.device``."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te
+from ansor_lab.errors import AnsorLabError
+
+
+def test_target_module_is_the_same_class():
+    assert tvm.target.Target is tvm.Target
+    t = tvm.target.Target("llvm -num-cores=3")
+    assert t.num_cores == 3 and t.keys == ("cpu",)
+    assert str(t).startswith("llvm -mcpu=") and "-num-cores=3" in str(t)
+
+
+def test_kind_is_a_string_with_tvm_name():
+    cpu = tvm.target.Target("llvm")
+    gpu = tvm.target.Target({"kind": "cuda", "arch": "sm_80"})
+    assert cpu.kind == "llvm" and cpu.kind.name == "llvm"
+    assert gpu.kind.name == "cuda" and gpu.arch == "sm_80"
+    # a plain string in every serialized form (records store targets as data)
+    assert json.dumps({"kind": cpu.kind}) == '{"kind": "llvm"}'
+    assert pickle.loads(pickle.dumps(cpu)) == cpu
+    assert tvm.target.Target(cpu) == cpu and tvm.target.Target(cpu).kind.name == "llvm"
+
+
+def test_unknown_kind_says_what_is_supported():
+    with pytest.raises(tvm.target.TargetError, match="unknown target kind 'rocm'"):
+        tvm.target.Target("rocm")
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("cpu", "cpu"), ("llvm", "cpu"), ("llvm -mcpu=native", "cpu"), (1, "cpu"),
+    ("cuda", "cuda"), ("gpu", "cuda"), (2, "cuda"),
+])
+def test_device_by_name_or_number(name, kind):
+    dev = tvm.device(name, 0)
+    assert dev.kind == kind and dev == (tvm.cpu(0) if kind == "cpu" else tvm.cuda(0))
+
+
+def test_device_from_a_target_runs_a_kernel():
+    target = tvm.target.Target("llvm")
+    dev = tvm.device(target.kind.name, 0)
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+    f = tvm.build(te.create_schedule(B.op), [A, B], target=target)
+    a = tvm.nd.array(np.arange(8, dtype="float32"), dev)
+    b = tvm.nd.empty((8,), "float32", dev)
+    f(a, b)
+    np.testing.assert_array_equal(b.numpy(), np.arange(8, dtype="float32") * 2)
+
+
+@pytest.mark.parametrize("bad", ["metal", 7, ""])
+def test_unknown_device_is_our_error(bad):
+    with pytest.raises(AnsorLabError, match="device"):
+        tvm.device(bad)
