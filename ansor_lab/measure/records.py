@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterator
 
+from ..codegen.target import as_target
+from ..errors import AnsorLabError
+
 RECORD_VERSION = 1
 
 
@@ -213,8 +216,12 @@ def merge_records(sources: list[str], dest: str) -> int:
     return n
 
 
-class RecordMismatch(LookupError):
+class RecordMismatch(AnsorLabError, LookupError):
     """No record applies to a task; the message says which part of the key differed."""
+
+
+class RecordKeyError(AnsorLabError, TypeError):
+    """A record lookup was given something that is neither a task nor a workload key."""
 
 
 def best_records(filename: str) -> dict[str, tuple[RecordInput, MeasureResult]]:
@@ -229,15 +236,30 @@ def best_records(filename: str) -> dict[str, tuple[RecordInput, MeasureResult]]:
     return best
 
 
-def load_best_record(filename: str, task: Any) -> tuple[RecordInput, MeasureResult]:
-    """The fastest record that applies to ``task``.
+def load_best_record(filename: str, workload_key: Any = None, target: Any = None,
+                     include_compatible: bool = False) -> tuple[RecordInput, MeasureResult]:
+    """The fastest record that applies to a task, a workload key, or (given neither) any.
 
-    A record applies when workload structure, target string, target features digest and
-    the ansor_lab / LLVM versions all match; otherwise RecordMismatch says what differed.
+    ``workload_key`` is a SearchTask (our complete check) or, as in TVM, a task's
+    ``workload_key`` string, optionally with ``target=``. A record applies when the workload
+    (its structure, when a task is given), the target string, the target's CPU-feature
+    digest and the ansor_lab / LLVM versions all match; otherwise RecordMismatch says what
+    differed, rather than falling back to a record made for something else.
+    ``include_compatible`` is accepted for TVM's signature; compatible records are not used.
     """
+    task = workload_key if hasattr(workload_key, "structure_key") else None
+    key = task.workload_key if task is not None else workload_key
+    if key is not None and not isinstance(key, str):
+        raise RecordKeyError("load_best_record(filename, workload_key, target): workload_key is a "
+                        f"SearchTask or its workload_key string, not {type(key).__name__}")
+    if task is not None and target is None:
+        target = task.target
+    target = as_target(target) if target is not None else None
     want = {
-        "structure": task.structure_key, "target": str(task.target),
-        "digest": target_digest(task.target), "versions": versions(),
+        "structure": task.structure_key if task is not None else None,
+        "target": str(target) if target is not None else None,
+        "digest": target_digest(target) if target is not None else None,
+        "versions": versions(),
     }
     best = None
     near: dict[str, int] = {}
@@ -245,13 +267,16 @@ def load_best_record(filename: str, task: Any) -> tuple[RecordInput, MeasureResu
     total = 0
     for inp, res in load_records(filename):
         total += 1
-        if inp.workload_key != task.workload_key and inp.structure_key != want["structure"]:
+        if key is not None and inp.workload_key != key \
+                and (want["structure"] is None or inp.structure_key != want["structure"]):
             others[inp.workload_key] = others.get(inp.workload_key, 0) + 1
             continue
         reasons = []
-        if inp.structure_key != want["structure"]:
+        if want["structure"] is not None and inp.structure_key != want["structure"]:
             reasons.append("workload structure (same key, different computation)")
-        if inp.target != want["target"]:
+        if want["target"] is None:
+            pass
+        elif inp.target != want["target"]:
             reasons.append(f"target {inp.target!r} (task: {want['target']!r})")
         elif inp.target_digest != want["digest"]:
             reasons.append("CPU features of the target")
@@ -276,12 +301,12 @@ def load_best_record(filename: str, task: Any) -> tuple[RecordInput, MeasureResu
             found = "; ".join(f"{k} ({v} records)" for k, v in list(others.items())[:3])
             more = f" and {len(others) - 3} more" if len(others) > 3 else ""
             raise RecordMismatch(
-                f"{filename} has {total} records, none for workload {task.workload_key}; "
+                f"{filename} has {total} records, none for workload {key}; "
                 f"it holds records for: {found}{more}"
             )
         detail = "; ".join(f"{k} ({v} records)" for k, v in near.items())
         raise RecordMismatch(
-            f"{filename} has records for workload {task.workload_key}, but they differ in: "
+            f"{filename} has records for workload {key}, but they differ in: "
             f"{detail}. Re-tune for this setting."
         )
     return best

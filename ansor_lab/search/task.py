@@ -75,6 +75,8 @@ class SearchTask:
                  layout_rewrite_option: Any = None, task_inputs: Any = None,
                  desc: str = "") -> None:
         self.target = as_target(target)
+        if func is None and compute_dag is None and workload_key is not None:
+            func, args = _decode_workload_key(workload_key)
         if func is not None:
             name = func if isinstance(func, str) else None
             if name is None:
@@ -99,7 +101,8 @@ class SearchTask:
             self.args = list(dag.tensors)
             self.workload_key = workload_key or dag.workload_key()
         else:
-            raise TaskError("SearchTask needs func= (a registered workload) or compute_dag=")
+            raise TaskError("SearchTask needs func= (a registered workload), compute_dag= or "
+                            "the workload_key= of a registered workload")
         if not self.args:
             raise TaskError("the workload returned no tensors")
         self.dag_json = dag_to_json(self.args)
@@ -168,6 +171,28 @@ class SearchTask:
 
     def __repr__(self) -> str:
         return f"SearchTask({self.workload_key}, target={self.target})"
+
+
+def _decode_workload_key(key: str) -> tuple[str, tuple]:
+    """(registered name, arguments) of a key made by ``SearchTask(func=, args=)``."""
+    try:
+        decoded = json.loads(key)
+    except (TypeError, ValueError):
+        decoded = None
+    if not isinstance(decoded, list) or not decoded or not isinstance(decoded[0], str):
+        raise TaskError(
+            f"workload_key {key!r} is not a registered workload's key (a JSON list "
+            "'[\"name\", arg, ...]', as task.workload_key prints); pass func= and args= or "
+            "compute_dag= instead")
+    name, *args = decoded
+    if name not in WORKLOAD_FUNC_REGISTRY:
+        raise TaskError(f"workload_key names {name!r}, which is not registered in this "
+                        "process; run its @auto_scheduler.register_workload definition first")
+    # JSON turned tuples (strides, padding) into lists: give them back as tuples
+    def as_tuples(a: Any) -> Any:
+        return tuple(map(as_tuples, a)) if isinstance(a, list) else a
+
+    return name, as_tuples(args)
 
 
 class ProgramText(str):

@@ -15,6 +15,7 @@ from typing import Any
 from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
 from .cost_model import RandomForestModel
 from .policy import PreloadMeasuredStates, SketchPolicy
+from .task import TaskError
 from .tune import TuneSession
 
 
@@ -27,9 +28,9 @@ class TaskScheduler:
                  alpha: float = 0.2, beta: float = 2, gamma: float = 0.5,
                  backward_window_size: int = 3, callbacks: list | None = None) -> None:
         if not tasks:
-            raise ValueError("TaskScheduler needs at least one task")
+            raise TaskError("TaskScheduler needs at least one task")
         if strategy not in ("gradient", "round-robin"):
-            raise ValueError("strategy must be 'gradient' or 'round-robin'")
+            raise TaskError("strategy must be 'gradient' or 'round-robin'")
         self.tasks = list(tasks)
         self.task_weights = list(task_weights) if task_weights else [1.0] * len(tasks)
         self.objective_func = objective_func or (
@@ -63,6 +64,13 @@ class TaskScheduler:
              search_policy_params: dict | None = None, adaptive_training: bool = False,
              per_task_early_stopping: int | None = None) -> list:
         """Spend ``tune_option.num_measure_trials`` over the tasks; returns TuneResults."""
+        budget = tune_option.num_measure_trials
+        # as TVM: a round is at most an equal share of the budget, so every task gets its
+        # warm-up round before one task can take the whole budget
+        per_round = min(tune_option.num_measures_per_round, budget // len(self.tasks))
+        if budget > 0 and per_round < 1:
+            raise TaskError(f"num_measure_trials={budget} is too small for "
+                            f"{len(self.tasks)} tasks; set it to at least {len(self.tasks)}")
         model = RandomForestModel()
         if self.load_log_file:
             for t in self.tasks:
@@ -81,8 +89,6 @@ class TaskScheduler:
             threads = tune_option.num_threads or t.hardware_params.num_cores
             measurer = ProgramMeasurer(builder, runner, tune_option.measure_callbacks, threads)
             self.sessions.append(TuneSession(t, tune_option, policy, measurer))
-        per_round = tune_option.num_measures_per_round
-        budget = tune_option.num_measure_trials
         spent = 0
         bar = None
         if tune_option.verbose >= 1 and budget > 0:

@@ -149,3 +149,49 @@ def test_only_failed_measurements(tmp_path):
     log = write_log(tmp_path / "a.json", task, [1e-3, 1e-3], [6, 7])
     with pytest.raises(RecordMismatch, match="only failed measurements"):
         auto_scheduler.load_best_record(log, task)
+
+
+def test_best_record_by_workload_key_string_as_in_tvm(tmp_path):
+    task = task_of()
+    other = task_of(n=8)
+    log = write_log(tmp_path / "k.json", task, [3e-3, 1e-3, 2e-3])
+    write_log(log, other, [5e-4])  # another workload, faster: never picked for `task`
+    inp, res = auto_scheduler.load_best_record(log, task.workload_key)
+    assert inp.workload_key == task.workload_key and res.costs == [1e-3]
+    inp, res = auto_scheduler.load_best_record(log, task.workload_key, target=TARGET)
+    assert res.costs == [1e-3]
+    # no key: the fastest record of the log, as TVM does
+    inp, res = auto_scheduler.load_best_record(log)
+    assert inp.workload_key == other.workload_key and res.costs == [5e-4]
+    with pytest.raises(RecordMismatch, match=r"differ in: target 'llvm"):
+        auto_scheduler.load_best_record(log, task.workload_key, target="llvm -num-cores=7")
+    with pytest.raises(RecordMismatch, match=r"none for workload \[\"nope\"\]"):
+        auto_scheduler.load_best_record(log, '["nope"]')
+    with pytest.raises(TypeError, match="SearchTask or its workload_key string"):
+        auto_scheduler.load_best_record(log, 42)
+
+
+def test_search_task_from_a_workload_key(tmp_path):
+    task = task_of(n=16)
+    again = auto_scheduler.SearchTask(workload_key=task.workload_key, target=TARGET)
+    assert again.workload_key == task.workload_key
+    assert again.structure_key == task.structure_key and again.flop_ct == 2 * 16**3
+    log = write_log(tmp_path / "w.json", task, [2e-3, 1e-3])
+    sch, args = again.apply_best(log)  # the records of the original task apply
+    assert [a.name for a in args] == ["A", "B", "C"]
+    # tuple arguments (strides, padding) come back as tuples after the JSON round trip
+    seen = []
+
+    def conv_like(n, strides):
+        seen.append(strides)
+        return _matmul(n)
+
+    auto_scheduler.register_workload("search_records_conv_like", conv_like, override=True)
+    t = auto_scheduler.SearchTask(func="search_records_conv_like", args=(8, (1, 1)),
+                                  target=TARGET)
+    auto_scheduler.SearchTask(workload_key=t.workload_key, target=TARGET)
+    assert seen == [(1, 1), (1, 1)]
+    with pytest.raises(ValueError, match="not registered in this process"):
+        auto_scheduler.SearchTask(workload_key='["never_registered", 1]', target=TARGET)
+    with pytest.raises(ValueError, match="not a registered workload's key"):
+        auto_scheduler.SearchTask(workload_key="abc123", target=TARGET)

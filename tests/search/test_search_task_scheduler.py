@@ -69,3 +69,18 @@ def test_bad_arguments():
         auto_scheduler.TaskScheduler([])
     with pytest.raises(ValueError, match="gradient"):
         auto_scheduler.TaskScheduler([make_task(matmul(8))], strategy="greedy")
+
+
+def test_a_round_is_at_most_an_equal_share_of_the_budget(tmp_path):
+    # TVM caps a round at trials // tasks: with the default 64 per round and 6 trials,
+    # each of the two tasks gets 3, instead of the first task taking all 6
+    a, b = make_task(matmul(8)), make_task(matmul(8, 16, 8))
+    log = str(tmp_path / "share.json")
+    sched = auto_scheduler.TaskScheduler([a, b], strategy="round-robin")
+    results = sched.tune(fast_options(log, trials=6, per_round=64),
+                         search_policy_params=dict(FAST_PARAMS))
+    assert sched.allocation == [0, 1]
+    assert [r.stats.trials for r in results] == [3, 3]
+    assert a.apply_best(log)[0] is not None and b.apply_best(log)[0] is not None
+    with pytest.raises(ValueError, match="too small for 2 tasks; set it to at least 2"):
+        auto_scheduler.TaskScheduler([a, b]).tune(fast_options(log, trials=1, per_round=64))
