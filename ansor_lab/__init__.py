@@ -1,19 +1,22 @@
 """ansor_lab: tensor-program scheduling in Python, TVM-shaped (``import ansor_lab as tvm``).
 
-A face: it re-exports ``lower``, ``build``, ``cpu``, ``cuda``, ``device``, ``nd``, ``Target``
-and the public modules ``te``, ``tir``, ``topi``, ``target``, ``auto_scheduler``.
+A face: it re-exports ``lower``, ``build``, ``cpu``, ``cuda``, ``device``, ``nd``, ``Target``,
+``IRModule`` and the public modules ``te``, ``tir``, ``ir``, ``topi``, ``target``,
+``testing``, ``auto_scheduler``.
 """
 
 __version__ = "0.1.0"
 version = __version__
 
-from . import auto_scheduler, nd, target, te, tir, topi  # noqa: E402
+from . import auto_scheduler, ir, nd, target, te, testing, tir, topi  # noqa: E402
 from .codegen.target import Target  # noqa: E402
+from .ir.nodes import IRModule  # noqa: E402
 from .runtime import build, cpu, cuda, lower  # noqa: E402
 from .runtime.ndarray import Device, device, gpu  # noqa: E402
 
 __all__ = [
-    "__version__", "version", "auto_scheduler", "nd", "target", "te", "tir", "topi", "Target",
+    "__version__", "version", "auto_scheduler", "ir", "nd", "target", "te", "testing", "tir",
+    "topi", "Target", "IRModule",
     "build", "cpu", "cuda", "gpu", "device", "lower", "Device", "load_ipython_extension",
     "unload_ipython_extension",
 ]

@@ -27,6 +27,8 @@ from .dsl.intrin import (
     floor,
     floordiv,
     floormod,
+    indexdiv,
+    indexmod,
     log,
     max,
     max_value,
@@ -61,8 +63,9 @@ from .dsl.tensor import (
 __all__ = [
     "ComputeDAG", "Cast", "FloatImm", "IntImm", "IterVar", "PrimExpr", "Range", "Var",
     "const", "if_then_else", "select", "abs", "all", "any", "ceil", "erf", "exp", "floor",
-    "floordiv", "floormod", "log", "max", "max_value", "min", "min_value", "pow", "power",
-    "round", "rsqrt", "sigmoid", "sqrt", "sum", "tanh", "truncdiv", "truncmod", "evaluate",
+    "floordiv", "floormod", "indexdiv", "indexmod", "log", "max", "max_value", "min",
+    "min_value", "pow", "power", "round", "rsqrt", "sigmoid", "sqrt", "sum", "tanh",
+    "truncdiv", "truncmod", "evaluate",
     "ComputeOp", "Operation", "PlaceholderOp", "Tensor", "compute", "placeholder",
     "reduce_axis", "thread_axis", "var", "Schedule", "create_schedule", "create_prim_func",
 ]

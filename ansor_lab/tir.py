@@ -5,7 +5,12 @@ A face: it only re-exports.
 
 from .dsl.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-    IterVar, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var, const,
+    IterVar, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var, const, if_then_else,
+)
+from .dsl.intrin import (
+    abs, all, any, ceil, erf, exp, floor, floordiv, floormod, indexdiv, indexmod, log, max,
+    max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sqrt, sum, tanh, truncdiv,
+    truncmod,
 )
 from .errors import ScheduleError
 from .ir.nodes import (
@@ -20,7 +25,10 @@ from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
 __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE", "Add", "And", "Call", "Cast", "Div", "FloatImm",
     "FloorDiv", "FloorMod", "IntImm", "IterVar", "Max", "Min", "Mod", "Mul", "Not", "Or",
-    "PrimExpr", "Select", "Sub", "Var", "const", "ScheduleError", "Allocate", "Block",
+    "PrimExpr", "Select", "Sub", "Var", "const", "if_then_else", "abs", "all", "any", "ceil",
+    "erf", "exp", "floor", "floordiv", "floormod", "indexdiv", "indexmod", "log", "max",
+    "max_value", "min", "min_value", "pow", "power", "round", "rsqrt", "sigmoid", "sqrt", "sum",
+    "tanh", "truncdiv", "truncmod", "ScheduleError", "Allocate", "Block",
     "Broadcast", "Buffer", "BufferLoad", "BufferStore", "Evaluate", "For", "IfThenElse",
     "IRModule", "LetStmt", "PrimFunc", "Ramp", "SeqStmt", "Stmt", "simplify", "verify",
     "BlockInfo", "LoopInfo", "Schedule", "BlockRV", "ExprRV", "Instruction", "LoopRV", "Trace",

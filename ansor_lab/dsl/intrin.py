@@ -87,6 +87,16 @@ def floormod(a: object, b: object) -> E.PrimExpr:
     return E.binary(E.FloorMod, a, b, "%")
 
 
+def indexdiv(a: object, b: object) -> E.PrimExpr:
+    """Division of index expressions (TVM's indexdiv: floordiv, exact for non-negative ones)."""
+    return floordiv(a, b)
+
+
+def indexmod(a: object, b: object) -> E.PrimExpr:
+    """Remainder of index expressions (TVM's indexmod: floormod)."""
+    return floormod(a, b)
+
+
 def _int_binary(cls, a, b, name):
     out = E.binary(cls, a, b, name)
     if not dtypes.is_int(out.dtype):

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from ..errors import DSLError, DTypeError
 from . import dtypes
 from . import expr as E
@@ -61,6 +63,10 @@ class Tensor:
     def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
+
+    def __call__(self, *indices: Any) -> E.PrimExpr:
+        """``A(i, j)`` is ``A[i, j]``, as in TVM (handy in ``lambda *i: A(*i)``)."""
+        return self[indices]
 
     def __getitem__(self, indices: Any) -> E.PrimExpr:
         if not isinstance(indices, tuple):
@@ -198,28 +204,31 @@ def _tensors_read(e: E.PrimExpr) -> tuple:
     return tuple(seen.values())
 
 
+def _dimension(s: object, what: str) -> int:
+    """A constant dimension as an int; integral floats pass because TVM code writes
+    ``N / bn`` for a dimension it knows divides evenly."""
+    if isinstance(s, E.IntImm) or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)):
+        return int(s)
+    if isinstance(s, (float, np.floating)):
+        if float(s).is_integer():
+            return int(s)
+        raise DSLError(
+            f"{what}: dimension {s!r} is not a constant int (a fraction): divide with // "
+            "(e.g. N // bn) and pick sizes that divide evenly"
+        )
+    raise DSLError(
+        f"{what}: dimension {s!r} is not a constant int; ansor_lab supports static shapes only"
+    )
+
+
 def _static_shape(shape: object, what: str) -> tuple:
-    if isinstance(shape, (int, E.IntImm)):
+    if isinstance(shape, (int, float, np.number, E.IntImm)) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, (tuple, list)):
         raise DSLError(f"{what}: shape must be a tuple of ints, got {shape!r}")
     out = []
     for s in shape:
-        if isinstance(s, E.IntImm) or (isinstance(s, int) and not isinstance(s, bool)):
-            value = int(s)
-        else:
-            try:
-                import numpy as np
-
-                if isinstance(s, np.integer):
-                    value = int(s)
-                else:
-                    raise TypeError
-            except TypeError:
-                raise DSLError(
-                    f"{what}: dimension {s!r} is not a constant int; ansor_lab supports "
-                    "static shapes only"
-                ) from None
+        value = _dimension(s, what)
         if value <= 0:
             raise DSLError(f"{what}: dimension {value} must be positive (shape {tuple(shape)})")
         out.append(value)
@@ -243,11 +252,14 @@ def reduce_axis(dom: object, name: str = "rv") -> E.IterVar:
         lo, extent = int(dom.min), int(dom.extent)
     else:
         try:
-            lo, hi = (int(x) for x in dom)  # type: ignore[union-attr]
+            lo, hi = dom  # type: ignore[misc]
         except (TypeError, ValueError):
             raise DSLError(
                 f"reduce_axis {name!r}: dom must be (min, max) of constant ints, got {dom!r}"
             ) from None
+        # int() would silently truncate a bound like K / 2 for an odd K
+        what = f"reduce_axis {name!r}"
+        lo, hi = _dimension(lo, what), _dimension(hi, what)
         extent = hi - lo
     if extent <= 0:
         raise DSLError(f"reduce_axis {name!r}: empty range {dom!r}")

@@ -262,6 +262,23 @@ class PrimFunc:
         """The same function with another body."""
         return PrimFunc(self.params, body, self.name, self.attrs, self.source)
 
+    def with_name(self, name: str) -> PrimFunc:
+        """The same function under another name (the symbol it is built as)."""
+        if not isinstance(name, str) or not name:
+            raise IRError(f"function name {name!r} must be a non-empty string, e.g. 'mm_relu'")
+        return self if name == self.name else PrimFunc(
+            self.params, self.body, name, self.attrs, self.source)
+
+    def with_attr(self, attr_key_or_dict: Any, attr_value: Any = None) -> PrimFunc:
+        """A copy with attributes set, as TVM's: ``{"global_symbol": "f"}`` renames it."""
+        items = dict(attr_key_or_dict) if isinstance(attr_key_or_dict, dict) else {
+            attr_key_or_dict: attr_value}
+        func = self.with_name(items.pop("global_symbol", self.name))
+        attrs = dict(func.attrs)
+        attrs.update(items)
+        return PrimFunc(func.params, func.body, func.name, tuple(sorted(attrs.items())),
+                        func.source)
+
     def script(self) -> str:
         """TVMScript-like text of the function."""
         from .printer import func_to_str
@@ -279,10 +296,27 @@ class PrimFunc:
 
 
 class IRModule:
-    """A set of PrimFuncs by name (``tvm.lower`` returns one)."""
+    """A set of PrimFuncs by name (``tvm.lower`` returns one).
 
-    def __init__(self, functions: dict[str, PrimFunc]) -> None:
-        self.functions = dict(functions)
+    Each function takes the name of its key, as in TVM, where the key names the symbol
+    built: ``tvm.build(IRModule({"mm": f}))["mm"]``.
+    """
+
+    def __init__(self, functions: dict[str, PrimFunc] | None = None) -> None:
+        out = {}
+        for key, func in (functions or {}).items():
+            if not isinstance(func, PrimFunc):
+                raise IRError(
+                    f"IRModule: {key!r} maps to a {type(func).__name__}; give PrimFuncs, e.g. "
+                    "IRModule({'main': te.create_prim_func([A, B, C])})"
+                )
+            out[key] = func.with_name(key)
+        self.functions = out
+
+    @staticmethod
+    def from_expr(func: PrimFunc) -> IRModule:
+        """A module holding ``func`` as "main" (TVM's ``IRModule.from_expr``)."""
+        return IRModule({"main": func})
 
     def __getitem__(self, name: str) -> PrimFunc:
         try:
@@ -294,6 +328,15 @@ class IRModule:
 
     def __contains__(self, name: str) -> bool:
         return name in self.functions
+
+    def main_function(self) -> PrimFunc:
+        """The function named "main", or else the module's only one (a schedule's module)."""
+        if "main" in self.functions:
+            return self.functions["main"]
+        if len(self.functions) != 1:
+            raise IRError(f"module has no 'main' and {len(self.functions)} functions "
+                          f"({', '.join(self.functions)}): pick one with mod['name']")
+        return next(iter(self.functions.values()))
 
     def __iter__(self):
         return iter(self.functions.items())

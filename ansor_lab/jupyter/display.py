@@ -197,7 +197,7 @@ def schedule_bundle(sch: Any) -> dict:
 
     n = len(sch.trace.insts)
     try:
-        func = sch.mod["main"]
+        func = sch.mod.main_function()
     except Exception as err:  # noqa: BLE001 - show the trace even when lowering fails
         msg = f"lowering failed: {type(err).__name__}: {err}"
         return {"text/plain": f"tir.Schedule({n} steps; {msg})",

@@ -137,7 +137,7 @@ class ScheduleExplorer:
                  repeat: int = 3, min_repeat_ms: float = 20.0, rtol: float = 1e-3,
                  atol: float = 1e-3, display: bool = True) -> None:
         if isinstance(func, N.IRModule):
-            func = func["main"] if "main" in func else next(iter(func.functions.values()))
+            func = func.main_function()
         if isinstance(func, Schedule):
             func = func.func
         if not isinstance(func, N.PrimFunc) or func.source is None:

@@ -71,10 +71,9 @@ def _as_func(obj: Any, args: Any = None) -> N.PrimFunc:
     if isinstance(obj, N.PrimFunc):
         return obj
     if isinstance(obj, N.IRModule):
-        funcs = list(obj.functions.values())
-        return obj["main"] if "main" in obj else funcs[0]
+        return obj.main_function()
     if hasattr(obj, "mod") and hasattr(obj, "trace"):  # tir.Schedule
-        return obj.mod["main"]
+        return obj.mod.main_function()
     from ..runtime.build import lower
 
     mod = lower(obj, args)

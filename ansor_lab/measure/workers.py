@@ -39,7 +39,7 @@ def build_worker(payload: dict) -> dict:
     start = time.perf_counter()
     try:
         sch = rebuild_schedule(payload["dag"], payload["trace"])
-        func = sch.mod["main"]
+        func = sch.mod.main_function()
     except (ScheduleError, AnsorLabError) as err:
         return {"error_no": int(ErrorNo.INSTANTIATION_ERROR), "error_msg": str(err),
                 "time": time.perf_counter() - start}

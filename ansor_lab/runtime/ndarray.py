@@ -82,7 +82,14 @@ ALLOC_ALIGNMENT = 64
 
 def aligned_empty(shape: object, dtype: str = "float32") -> np.ndarray:
     """An uninitialised numpy array whose data starts on an ALLOC_ALIGNMENT boundary."""
-    shape = tuple(int(d) for d in shape)  # type: ignore[union-attr]
+    if isinstance(shape, (int, np.integer)):  # nd.empty(4), as numpy and TVM allow
+        shape = (shape,)
+    try:
+        shape = tuple(int(d) for d in shape)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise RuntimeArgumentError(
+            f"shape must be an int or a tuple of ints, got {shape!r}; e.g. nd.empty((4, 8))"
+        ) from None
     dt = np.dtype(dtypes.to_numpy(dtypes.canonical(dtype)))
     nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     raw = np.empty(nbytes + ALLOC_ALIGNMENT, np.uint8)

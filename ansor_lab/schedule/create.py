@@ -28,9 +28,27 @@ def _is_placeholder(t: Tensor) -> bool:
     return isinstance(t.op, PlaceholderOp)
 
 
-def create_prim_func(args: list[Tensor], name: str = "main") -> N.PrimFunc:
-    """The unscheduled PrimFunc over ``args`` (inputs and outputs), ready for tir.Schedule."""
-    args = list(args)
+#: index_dtype_override values TVM accepts
+INDEX_DTYPES = (None, "int32", "int64")
+
+
+def create_prim_func(ops: list[Tensor], index_dtype_override: str | None = None, *,
+                     name: str = "main") -> N.PrimFunc:
+    """The unscheduled PrimFunc over tensors ``ops`` (inputs and outputs), for tir.Schedule.
+
+    ``index_dtype_override`` is TVM's second argument, accepted so TVM code runs: it
+    changes nothing here, since shapes are static and the backend already computes
+    addresses in 64 bits. ``name`` (keyword only) names the function; putting it in
+    ``IRModule({"f": func})`` renames it to "f", as TVM's module does.
+    """
+    if index_dtype_override not in INDEX_DTYPES:
+        hint = " (the function's name is the keyword name=)" if isinstance(
+            index_dtype_override, str) else ""
+        raise LoweringError(
+            f"create_prim_func: index_dtype_override must be None, 'int32' or 'int64', got "
+            f"{index_dtype_override!r}{hint}"
+        )
+    args = list(ops)
     if not args or not all(isinstance(t, Tensor) for t in args):
         raise LoweringError("create_prim_func takes a list of tensors, e.g. [A, B, C]")
     src = PrimFuncSource(tuple(args))

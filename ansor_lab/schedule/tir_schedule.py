@@ -62,7 +62,13 @@ class Schedule:
                  error_render_level: Any = None) -> None:
         func = mod
         if isinstance(mod, N.IRModule):
-            func = mod["main"] if "main" in mod else next(iter(mod.functions.values()))
+            funcs = mod.functions
+            if len(funcs) > 1 and "main" not in funcs:
+                raise ScheduleError(
+                    f"tir.Schedule schedules one function; this module has {', '.join(funcs)}: "
+                    "pass one, e.g. tir.Schedule(mod['name'])"
+                )
+            func = mod.main_function() if funcs else None
         if not isinstance(func, N.PrimFunc) or func.source is None:
             raise ScheduleError(
                 "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
@@ -143,17 +149,24 @@ class Schedule:
 
     # -- the program ------------------------------------------------------------------
     @property
+    def func_name(self) -> str:
+        """The name of the scheduled function ("main" unless its IRModule named it)."""
+        return self.func.name if self.func is not None else "main"
+
+    @property
     def mod(self) -> N.IRModule:
-        """The lowered program of the current state (an IRModule with "main")."""
+        """The lowered program of the current state, as an IRModule under ``func_name``."""
         if self.args is None:
             raise ScheduleError(
                 "this schedule has no argument list yet: lower it with tvm.lower(s, [A, B, C])"
             )
         if self._mod_state is not self.state:
-            func = lower_state(self.state, self.args, "main")
+            name = self.func_name
+            func = lower_state(self.state, self.args, name)
             source = self.func.source if self.func is not None else None
-            func = N.PrimFunc(func.params, func.body, "main", func.attrs, source)
-            self._mod_cache = (0, N.IRModule({"main": func}))
+            attrs = self.func.attrs if self.func is not None else func.attrs
+            func = N.PrimFunc(func.params, func.body, name, attrs, source)
+            self._mod_cache = (0, N.IRModule({name: func}))
             self._mod_state = self.state
         return self._mod_cache[1]
 
@@ -211,9 +224,15 @@ class Schedule:
         self._table.pop(rv, None)
 
     # -- getters ----------------------------------------------------------------------
-    def get_block(self, name: str, func_name: str = "main") -> BlockRV:
-        """The block computing ``name``."""
+    def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
+        """The block computing ``name`` (``func_name`` defaults to the scheduled function).
+
+        A schedule holds one function, so ``func_name`` selects nothing; it is recorded
+        and accepted whatever it says, so a trace taken on a function of one name replays
+        on a fresh schedule of the same workload under another (the search's "main").
+        """
         self.state.stage(name)  # raises with the list of blocks when unknown
+        func_name = self.func_name if func_name is None else func_name
         return self._step("GetBlock", {"name": name, "func_name": func_name}, lambda s: name,
                           lambda b: [self._new(BlockRV, b)])[0]
 

@@ -1,0 +1,60 @@
+"""TVM spellings in the DSL: integral float dimensions (``N / bn``) and ``A(*i)``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ansor_lab import te
+from ansor_lab.dsl.reference import evaluate
+from ansor_lab.errors import DSLError
+
+
+def test_opt_gemm_packed_b_with_float_dimensions():
+    # from TVM's opt_gemm tutorial: N / bn is a float in Python 3
+    N, K, bn = 16, 8, 4
+    B = te.placeholder((K, N), name="B")
+    packedB = te.compute((N / bn, K, bn), lambda x, y, z: B[y, x * bn + z], name="packedB")
+    assert packedB.shape == (4, 8, 4)
+    assert all(type(d) is int for d in packedB.shape)
+    b = np.arange(K * N, dtype="float32").reshape(K, N)
+    out = evaluate([packedB], {B: b})[packedB]
+    np.testing.assert_array_equal(out, b.reshape(K, N // bn, bn).transpose(1, 0, 2))
+
+
+def test_placeholder_and_reduce_axis_take_integral_floats():
+    A = te.placeholder((8 / 2, 6.0, np.float32(2)), name="A")
+    assert A.shape == (4, 6, 2)
+    assert all(type(d) is int for d in A.shape)
+    assert te.placeholder(3.0, name="v").shape == (3,)
+    k = te.reduce_axis((0, 12 / 2), name="k")
+    assert (k.dom.min.value, k.dom.extent.value) == (0, 6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: te.placeholder((10 / 4, 3), name="A"),
+    lambda: te.compute((7 / 2,), lambda i: i, name="C"),
+    lambda: te.reduce_axis((0, 9 / 2), name="k"),
+])
+def test_fractional_dimensions_are_still_rejected(make):
+    with pytest.raises(DSLError, match=r"is not a constant int \(a fraction\): divide with //"):
+        make()
+
+
+def test_non_numeric_dimensions_keep_their_error():
+    with pytest.raises(DSLError, match="dimension 'n' is not a constant int; ansor_lab supports "
+                       "static shapes only"):
+        te.placeholder(("n", 4), name="A")
+    with pytest.raises(DSLError, match="is not a constant int"):
+        te.placeholder((True, 4), name="A")
+
+
+def test_tensor_call_is_indexing():
+    A = te.placeholder((3, 4), name="A")
+    i, j = te.var("i"), te.var("j")
+    assert str(A(i, j)) == str(A[i, j])
+    copy = te.compute((3, 4), lambda *idx: A(*idx) + 1.0, name="copy")
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    np.testing.assert_array_equal(evaluate([copy], {A: a})[copy], a + 1)
+    with pytest.raises(DSLError, match="has 2 dimensions .* indexed with 1 indices"):
+        A(i)

@@ -1,0 +1,315 @@
+"""TVM tutorial spellings: ``tvm.testing``, tir intrinsics, ``nd.empty(n)``,
+``create_prim_func``'s TVM signature and function names kept through IRModules."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir
+from ansor_lab.errors import IRError, LoweringError, RuntimeArgumentError, ScheduleError
+
+# -- tvm.testing ----------------------------------------------------------------------
+
+
+def test_testing_is_importable_both_ways():
+    mod = importlib.import_module("ansor_lab.testing")
+    assert tvm.testing is mod
+    assert mod.assert_allclose is tvm.testing.assert_allclose
+
+
+def test_assert_allclose_takes_ndarrays_and_numpy():
+    x = np.arange(1, 7, dtype="float32").reshape(2, 3)
+    tvm.testing.assert_allclose(tvm.nd.array(x), x)
+    tvm.testing.assert_allclose(x, tvm.nd.array(x + 1e-6), rtol=1e-5)
+    off_by_one = x.copy()
+    off_by_one[1, 2] += 1
+    with pytest.raises(AssertionError, match="Mismatched elements: 1 / 6"):
+        tvm.testing.assert_allclose(tvm.nd.array(x), off_by_one)
+
+
+def test_assert_allclose_default_atol_is_tvms():
+    # numpy's own default atol is 0, which would reject this
+    tvm.testing.assert_allclose(np.array([0.0]), np.array([5e-8]))
+    with pytest.raises(AssertionError):
+        tvm.testing.assert_allclose(np.array([0.0]), np.array([5e-7]))
+
+
+def test_assert_allclose_checks_shapes_without_broadcasting():
+    with pytest.raises(AssertionError, match=r"shapes differ: actual \(4,\), desired \(1, 4\)"):
+        tvm.testing.assert_allclose(np.zeros(4), np.zeros((1, 4)))
+    with pytest.raises(AssertionError, match="shapes differ"):
+        tvm.testing.assert_allclose(np.zeros(3), 0.0)
+
+
+# -- tir intrinsics -------------------------------------------------------------------
+
+
+def test_tir_float_intrinsics_compute_numpys_values():
+    A = te.placeholder((8,), name="A")
+    B = te.compute(
+        (8,),
+        lambda i: tir.if_then_else(
+            tir.all(i >= 2, i < 6),
+            tir.exp(A[i]) + tir.log(A[i]),
+            tir.if_then_else(tir.any(i == 0, i == 7), tir.tanh(A[i]), tir.sigmoid(A[i]))
+            + tir.sqrt(A[i]),
+        ),
+        name="B",
+    )
+    f = tvm.build(te.create_schedule(B.op), [A, B], target="llvm")
+    a = np.linspace(0.5, 2.0, 8).astype("float32")
+    b = np.empty(8, "float32")
+    f(a, b)
+    i = np.arange(8)
+    mid = np.exp(a) + np.log(a)
+    edge = np.where((i == 0) | (i == 7), np.tanh(a), 1 / (1 + np.exp(-a))) + np.sqrt(a)
+    np.testing.assert_allclose(b, np.where((i >= 2) & (i < 6), mid, edge), rtol=1e-5)
+
+
+def test_tir_index_division_intrinsics():
+    A = te.placeholder((3, 4), "int32", name="A")
+    flat = te.compute((12,), lambda i: A[tir.indexdiv(i, 4), tir.indexmod(i, 4)], name="flat")
+    V = te.placeholder((6,), "int32", name="V")
+    D = te.compute(
+        (6, 4),
+        lambda i, j: tir.if_then_else(
+            j == 0, tir.truncdiv(V[i], 4),
+            tir.if_then_else(j == 1, tir.truncmod(V[i], 4),
+                             tir.if_then_else(j == 2, tir.floordiv(V[i], 4),
+                                              tir.floormod(V[i], 4)))),
+        name="D",
+    )
+    a = np.arange(12, dtype="int32").reshape(3, 4)
+    out = np.empty(12, "int32")
+    tvm.build(te.create_schedule(flat.op), [A, flat], target="llvm")(a, out)
+    np.testing.assert_array_equal(out, a.reshape(-1))
+    v = np.array([-9, -7, -1, 0, 5, 11], "int32")
+    d = np.empty((6, 4), "int32")
+    tvm.build(te.create_schedule(D.op), [V, D], target="llvm")(v, d)
+    trunc = np.trunc(v / 4).astype("int32")
+    np.testing.assert_array_equal(
+        d, np.stack([trunc, v - 4 * trunc, v // 4, v % 4], axis=1))
+
+
+def test_tir_max_min_value_and_const():
+    assert tir.max_value("int8").value == 127
+    assert tir.min_value("int32").value == -(2**31)
+    assert tir.max_value("float32").dtype == "float32"
+    assert tir.min_value("float32").value == -np.inf
+    c = tir.const(3, "int64")
+    assert (c.value, c.dtype) == (3, "int64")
+
+
+def test_tir_max_value_as_a_reduction_identity():
+    A = te.placeholder((4, 5), name="A")
+    k = te.reduce_axis((0, 5), name="k")
+    M = te.compute(
+        (4,), lambda i: te.max(tir.if_then_else(A[i, k] > 0, A[i, k], tir.min_value("float32")),
+                               axis=k), name="M")
+    a = np.array([[1, -2, 3, 0.5, -1], [-1, -2, -3, -4, -5], [0, 0, 7, 0, 0],
+                  [2, 2, 2, 2, 2]], "float32")
+    m = np.empty(4, "float32")
+    tvm.build(te.create_schedule(M.op), [A, M], target="llvm")(a, m)
+    np.testing.assert_array_equal(m, [3, -np.inf, 7, 2])
+
+
+# -- nd.empty -------------------------------------------------------------------------
+
+
+def test_nd_empty_takes_an_int_shape():
+    x = tvm.nd.empty(4)
+    assert x.shape == (4,) and x.dtype == "float32"
+    y = tvm.nd.empty(np.int64(3), "int32")
+    assert y.shape == (3,) and y.dtype == "int32"
+    x.copyfrom(np.arange(4, dtype="float32"))
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2, 3])
+
+
+def test_nd_empty_rejects_a_non_shape_clearly():
+    with pytest.raises(RuntimeArgumentError, match="shape must be an int or a tuple of ints"):
+        tvm.nd.empty("four")
+
+
+# -- create_prim_func's TVM signature -------------------------------------------------
+
+
+def _double():
+    A = te.placeholder((4, 4), name="A")
+    B = te.compute((4, 4), lambda i, j: A[i, j] * 2.0, name="B")
+    return A, B
+
+
+@pytest.mark.parametrize("override", [None, "int32", "int64"])
+def test_create_prim_func_second_argument_is_index_dtype_override(override):
+    A, B = _double()
+    func = te.create_prim_func([A, B], override)
+    assert func.name == "main"
+    a = np.arange(16, dtype="float32").reshape(4, 4)
+    b = np.empty((4, 4), "float32")
+    tvm.build(func, target="llvm")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_create_prim_func_name_is_keyword_only_and_bad_override_is_clear():
+    A, B = _double()
+    assert te.create_prim_func([A, B], name="double").name == "double"
+    assert te.create_prim_func(ops=[A, B], index_dtype_override="int64").name == "main"
+    with pytest.raises(LoweringError, match="index_dtype_override must be None, 'int32' or "
+                       "'int64', got 'double'.*keyword name="):
+        te.create_prim_func([A, B], "double")
+
+
+# -- function names through IRModule, Schedule, lower and build ----------------------
+
+
+def _mm_relu(n: int = 16):
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    Y = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="Y")
+    C = te.compute((n, n), lambda i, j: te.max(Y[i, j], 0.0), name="C")
+    return A, B, C
+
+
+def _inputs(n: int = 16):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (n, n)).astype("float32")
+    b = rng.uniform(-1, 1, (n, n)).astype("float32")
+    return a, b, np.maximum(a @ b, 0)
+
+
+def test_top_level_and_ir_irmodule():
+    assert tvm.IRModule is tvm.ir.IRModule is tir.IRModule
+
+
+def test_irmodule_key_names_the_built_function():
+    A, B, C = _mm_relu()
+    m = tvm.ir.IRModule({"mm_relu": te.create_prim_func([A, B, C])})
+    assert m.get_global_vars() == ["mm_relu"] and m["mm_relu"].name == "mm_relu"
+    assert "def mm_relu(" in m.script()
+    lib = tvm.build(m, target="llvm")
+    assert lib.entry_name == "mm_relu"
+    a, b, want = _inputs()
+    c = tvm.nd.empty((16, 16))
+    lib["mm_relu"](tvm.nd.array(a), tvm.nd.array(b), c)
+    tvm.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
+    res = lib.time_evaluator("mm_relu", tvm.cpu(), number=2, repeat=3)(a, b, c)
+    assert len(res.results) == 3 and res.mean > 0
+    res = lib.time_evaluator(lib.entry_name, tvm.cpu(), number=1)(a, b, c)
+    assert len(res.results) == 1
+    with pytest.raises(RuntimeArgumentError, match="its function is 'mm_relu'"):
+        lib["main"]
+
+
+def test_with_attr_global_symbol_renames_as_in_the_mlc_course():
+    A, B, C = _mm_relu()
+    f = te.create_prim_func([A, B, C]).with_attr({"global_symbol": "mm_relu"})
+    assert f.name == "mm_relu"
+    lib = tvm.build(tvm.IRModule({"mm_relu": f}), target="llvm")
+    a, b, want = _inputs()
+    c = np.empty((16, 16), "float32")
+    lib["mm_relu"](a, b, c)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
+    assert f.with_attr("tir.noalias", True).attrs == (("tir.noalias", True),)
+
+
+def test_irmodule_rejects_non_functions_and_bad_names():
+    A, B, C = _mm_relu()
+    with pytest.raises(IRError, match="maps to a Tensor; give PrimFuncs"):
+        tvm.IRModule({"f": C})
+    with pytest.raises(IRError, match="must be a non-empty string"):
+        tvm.IRModule({"": te.create_prim_func([A, B, C])})
+    with pytest.raises(IRError, match="must be a non-empty string"):
+        te.create_prim_func([A, B, C]).with_attr("global_symbol", 7)
+
+
+def test_irmodule_from_expr_and_names_as_in_tvm():
+    A, B, C = _mm_relu()
+    f = te.create_prim_func([A, B, C])
+    assert tvm.IRModule.from_expr(f).get_global_vars() == ["main"]
+    m = tvm.IRModule({"mm_relu": f})
+    assert "main" not in m and "mm_relu" in m
+    # as in TVM, a renamed function is found by its name only
+    with pytest.raises(IRError, match="module has no function 'main'; it has mm_relu"):
+        m["main"]
+    with pytest.raises(IRError, match="module has no function 'other'; it has mm_relu"):
+        m["other"]
+    # our tools that take "a module of one function" find it whatever its name
+    assert m.main_function() is m["mm_relu"]
+    two = tvm.IRModule({"a": f, "b": f})
+    with pytest.raises(IRError, match="no 'main' and 2 functions"):
+        two.main_function()
+
+
+def test_tir_schedule_keeps_the_module_function_name():
+    A, B, C = _mm_relu()
+    m = tvm.ir.IRModule({"mm_relu": te.create_prim_func([A, B, C])})
+    sch = tir.Schedule(m)
+    assert sch.mod.get_global_vars() == ["mm_relu"]
+    blk = sch.get_block("Y", func_name="mm_relu")
+    _, j, _ = sch.get_loops(blk)
+    sch.split(j, factors=[None, 4])
+    sch.get_block("C")  # the default func_name is the scheduled function's
+    assert sch.mod.get_global_vars() == ["mm_relu"]
+    assert sch.mod["mm_relu"].name == "mm_relu"
+    assert 'sch.get_block(name="C", func_name="mm_relu")' in str(sch.trace)
+    lib = tvm.build(sch.mod, target="llvm")
+    assert lib.entry_name == "mm_relu"
+    assert list(tvm.lower(sch).functions) == ["mm_relu"]
+    a, b, want = _inputs()
+    c = np.empty((16, 16), "float32")
+    lib["mm_relu"](a, b, c)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
+
+
+def test_named_trace_replays_from_json_on_fresh_schedules():
+    A, B, C = _mm_relu()
+    sch = tir.Schedule(tvm.IRModule({"mm_relu": te.create_prim_func([A, B, C])}))
+    blk = sch.get_block("Y", func_name="mm_relu")
+    i, j, k = sch.get_loops(blk)
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(i, j0, k, j1)
+    sch.vectorize(j1)
+    text = sch.mod.script()
+    data = json.loads(json.dumps(sch.trace.as_json()))
+    # onto a fresh schedule of the same module: the same program, name included
+    same = tir.Schedule(tvm.IRModule({"mm_relu": te.create_prim_func([A, B, C])}))
+    tir.Trace.from_json(data).apply_to_schedule(same)
+    assert same.mod.script() == text
+    assert str(same.trace) == str(sch.trace)
+    # onto the search's "main" function of the same workload: the same loops
+    main = tir.Schedule(te.create_prim_func([A, B, C]))
+    tir.Trace.from_json(data).apply_to_schedule(main)
+    assert main.mod.get_global_vars() == ["main"]
+    assert main.mod.script() == text.replace("def mm_relu(", "def main(")
+
+
+def test_schedule_of_a_bare_primfunc_is_main_and_multi_function_modules_are_refused():
+    A, B, C = _mm_relu()
+    f = te.create_prim_func([A, B, C])
+    assert tir.Schedule(f).mod.get_global_vars() == ["main"]
+    two = tvm.IRModule({"f": f, "g": te.create_prim_func([A, B, C])})
+    with pytest.raises(ScheduleError, match=r"this module has f, g: pass one, e.g. "
+                       r"tir.Schedule\(mod\['name'\]\)"):
+        tir.Schedule(two)
+    assert tir.Schedule(two["g"]).mod.get_global_vars() == ["g"]
+
+
+def test_notebook_views_of_a_renamed_function():
+    # MLC code names its function; the rich display, the iteration picture and the
+    # worker that builds a schedule's module must find it under that name
+    from ansor_lab.jupyter.display import schedule_bundle
+    from ansor_lab.jupyter.iteration import _as_func
+
+    A, B, C = _mm_relu()
+    sch = tvm.tir.Schedule(tvm.IRModule({"mm_relu": te.create_prim_func([A, B, C])}))
+    i, j, k = sch.get_loops(sch.get_block("Y"))
+    sch.split(j, factors=[None, 4])
+    bundle = schedule_bundle(sch)
+    assert "lowering failed" not in bundle["text/plain"] and "al-loopnest" in bundle["text/html"]
+    assert _as_func(sch).name == "mm_relu" and _as_func(sch.mod) is sch.mod["mm_relu"]
