@@ -107,11 +107,16 @@ class Target:
     max_local_memory_per_block: int = 0
     extra: tuple = field(default=())
 
-    def __init__(self, spec: Any = "llvm", **kwargs: Any) -> None:  # noqa: D107
-        if isinstance(spec, Target) and not kwargs:
-            values = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
+    def __init__(self, target: Any = "llvm", host: Any = None, **kwargs: Any) -> None:  # noqa: D107
+        # TVM's signature, Target(target, host=None): the host of a CPU target is itself,
+        # and a CUDA kernel's host code is generated for this machine's CPU either way
+        if host is not None and str(host).split()[:1] != ["llvm"]:
+            raise TargetError(f"host {host!r}: the host is always this machine's CPU; "
+                              "pass host='llvm' or leave it out")
+        if isinstance(target, Target) and not kwargs:
+            values = {f: getattr(target, f) for f in target.__dataclass_fields__}
         else:
-            values = _parse(spec, kwargs)
+            values = _parse(target, kwargs)
         values["kind"] = TargetKind(values["kind"])
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -131,6 +136,11 @@ class Target:
                        thread_warp_size=self.warp_size,
                        max_shared_memory_per_block=self.max_shared_memory_per_block)
         return out
+
+    @property
+    def host(self) -> Target | None:
+        """The host target of a CUDA target (this CPU); None for a CPU target, as in TVM."""
+        return Target("llvm") if self.kind == "cuda" else None
 
     @property
     def vector_lanes_f32(self) -> int:

@@ -45,6 +45,18 @@ class Operation:
         return self is other
 
 
+class Dim(int):
+    """A shape dimension: a plain int that also has TVM's ``.value`` (``C.shape[0].value``)."""
+
+    __slots__ = ()
+    dtype = "int32"
+
+    @property
+    def value(self) -> int:
+        """The dimension as a plain int (TVM's ``IntImm.value``)."""
+        return int(self)
+
+
 @dataclass(frozen=True, eq=False)
 class Tensor:
     """A multi-dimensional array produced by an operation; index it as ``A[i, j]``."""
@@ -53,6 +65,10 @@ class Tensor:
     value_index: int
     shape: tuple
     dtype: str
+
+    def __post_init__(self) -> None:
+        # every dimension answers TVM's `.value`, whichever op made the tensor
+        object.__setattr__(self, "shape", tuple(Dim(d) for d in self.shape))
 
     @property
     def name(self) -> str:

@@ -12,6 +12,12 @@ The steps, in order:
    loops below it), guards where a split does not divide its loop, attached stages
    (with their region-sized buffers) at the top of the loop they are attached to;
 4. simplify and verify.
+
+A stage that is a function argument writes the argument buffer itself. Computed at a
+loop (TE style only: the block style refuses compute_at of an output block, as TVM's
+TIR does), it writes in place the region each iteration needs, and the regions must add
+up to the whole argument (``check_argument_written``); inlined (TE style), it is not
+computed at all and the argument is left as the caller passed it, as in TVM.
 """
 
 from __future__ import annotations
@@ -26,9 +32,18 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
 from ..ir.verify import verify
+from .argument_cover import box_counts, first_unwritten
 from .state import Split, Stage, State, derive_extents, inlined_body, pass_up
 
 _KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
+
+
+class ReaderOutsideError(LoweringError):
+    """A stage is computed at a loop that one of its readers runs outside of.
+
+    Block-style steps raise it at once; the TE-style schedule accepts the state and
+    lowering raises it if it still holds then (TVM's TE checks at InferBound).
+    """
 
 
 @dataclass
@@ -151,7 +166,7 @@ class _Lowerer:
         for c in consumers:
             chain = self.chain_to(c, target)
             if chain is None or (chain and self._entry_pos(chain[-1], target) < pos):
-                raise LoweringError(
+                raise ReaderOutsideError(
                     f"stage {stage.name!r} is computed at {target.name}.{x} but stage "
                     f"{c.name!r} reads it outside that loop; compute_at the reader too, "
                     "or attach the stage at a loop that encloses every reader"
@@ -254,11 +269,9 @@ class _Lowerer:
         info = _StageInfo(mins, exts, extents, leaf_vars, values, guards)
         op = stage.op
         if op.name in self.arg_buffer:
-            if stage.attach[0] == "at":
-                raise LoweringError(
-                    f"stage {stage.name!r} is a function argument and cannot be computed at "
-                    "another stage's loop; compute_at only intermediate stages"
-                )
+            # an argument computed at another stage's loop is written in place, at absolute
+            # indices, one region per iteration (TVM); ``check_argument_written`` makes sure
+            # those regions add up to the whole argument
             info.buffer = self.arg_buffer[op.name]
         else:
             n_sp = len(op.axis)
@@ -362,7 +375,7 @@ class _Lowerer:
         op: ComputeOp = stage.op
         values = self.root_values(stage)
         n_sp = len(op.axis)
-        if stage.attach[0] == "at":
+        if stage.attach[0] == "at" and op.name not in self.arg_buffer:
             out_idx = tuple(info.values[it.name] for it in stage.root[:n_sp])
         elif info.buf_min is not None:
             out_idx = tuple(_sub(values[iv.var], lo) for iv, lo in zip(op.axis, info.buf_min))
@@ -446,7 +459,8 @@ class _Lowerer:
         after = [c for c in attached if c.attach[0] == "after"]
         out = N.seq(*[self.emit(p) for p in before], inner, *[self.emit(c) for c in after])
         for p in reversed(before):
-            out = N.Allocate(self.info[p.name].buffer, out)
+            if p.op.name not in self.arg_buffer:  # an argument is written in place
+                out = N.Allocate(self.info[p.name].buffer, out)
         return out
 
     # -- driver ---------------------------------------------------------------------
@@ -506,6 +520,85 @@ class _Lowerer:
                     f"of {producer.name!r}, or compute {stage.name!r} at root"
                 )
 
+    def enclosing_loops(self, stage: Stage) -> list[tuple[Stage, str]]:
+        """The loops around ``stage``'s own nest (of the stages it runs inside), outer first."""
+        loops: list[tuple[Stage, str]] = []
+        cur = stage
+        while cur.attach[0] in ("at", "after"):
+            parent = self.by_name[cur.attach[1]]
+            pos = parent.leaves.index(cur.attach[2])
+            loops = [(parent, lp) for lp in parent.leaves[:pos + 1]] + loops
+            cur = parent
+        return loops
+
+    def check_argument_written(self, stage: Stage) -> None:
+        """An argument computed at another stage's loop must come out whole, race-free.
+
+        As in TVM, such a stage writes the argument buffer in place: each iteration of the
+        loops around the attach point writes the region its readers need there. Where the
+        readers need only part of the argument, TVM leaves the rest unwritten and the
+        caller silently gets whatever the array held; we refuse that program instead
+        (compute_root the stage to get all of it). The regions are boxes whose corners
+        are expressions of the enclosing loop variables, so every iteration is enumerated
+        (per group of axes that share variables) and the boxes are counted per element.
+
+        Regions of different iterations may overlap (a stencil reads B[i] and B[i+1]):
+        each recomputes the shared elements in full, which is harmless, even in parallel,
+        for an elementwise stage (the same value is stored twice). A reduction, though,
+        accumulates in place: two iterations running at once (a parallel or thread-bound
+        loop around the attach point) would add into the same element. Refused.
+        """
+        info = self.info[stage.name]
+        n_sp = len(stage.op.axis)
+        shape = [int(x) for x in stage.op.shape]
+        loops = self.enclosing_loops(stage)
+        var_ext: dict = {}
+        for st, lp in loops:
+            si = self.info[st.name]
+            var_ext[si.leaf_vars[lp]] = si.extents[lp]
+        where = (f"stage {stage.name!r} is a function argument computed at "
+                 f"{stage.attach[1]}.{stage.attach[2]}")
+        mins, exts = info.region_min[:n_sp], info.region_ext[:n_sp]
+        dim_vars = [E.free_vars(m) for m in mins]
+        used: set = set().union(*dim_vars) if dim_vars else set()
+        if not used <= var_ext.keys():
+            raise LoweringError(f"{where}, but its region depends on variables of no "
+                                "enclosing loop; compute_root it")
+        # an enclosing loop the region does not depend on recomputes the same box
+        overlap = any(ext > 1 and v not in used for v, ext in var_ext.items())
+        groups: list[tuple[list, set]] = []  # axes whose regions share loop variables
+        for d in range(n_sp):
+            dims, vs = [d], set(dim_vars[d])
+            for g in [g for g in groups if g[1] & vs]:
+                groups.remove(g)
+                dims, vs = dims + g[0], vs | g[1]
+            groups.append((sorted(dims), vs))
+        for dims, vs in groups:
+            counts = box_counts([mins[d] for d in dims], [exts[d] for d in dims],
+                                 [shape[d] for d in dims], sorted(vs, key=lambda v: v.name),
+                                 var_ext, where)
+            hole = first_unwritten(counts)
+            if hole is not None:
+                at = dict(zip(dims, hole))
+                idx = ", ".join(str(at[d]) if d in at else ":" for d in range(n_sp))
+                raise LoweringError(
+                    f"{where}, whose iterations write only the part of it their readers "
+                    f"need: {stage.op.name}[{idx}] would never be written (TVM leaves such "
+                    f"elements unwritten; ansor_lab refuses). compute_root {stage.name!r} "
+                    "to compute all of it, or leave it out of the arguments"
+                )
+            overlap = overlap or counts.max() > 1
+        shared = [f"{st.name}.{lp}" for st, lp in loops
+                  if st.annotations.get(lp, "") not in ("", "unroll", "vectorize")]
+        if overlap and shared and isinstance(self.body(stage), E.Reduce):
+            raise LoweringError(
+                f"{where} inside the parallel or thread-bound loop {shared[0]}, and "
+                f"different iterations compute the same elements of it: this reduction "
+                "accumulates in place into the argument, so iterations running at once "
+                f"would add into the same element. compute_root {stage.name!r}, or make "
+                "that loop serial"
+            )
+
     def ensure_info(self, stage: Stage, pending: tuple) -> None:
         """Build ``stage``'s info after the stages its region depends on."""
         if stage.name in self.info:
@@ -534,6 +627,9 @@ class _Lowerer:
                     )
         self.infer()
         for s in self.stages:
+            if s.attach[0] == "at" and s.op.name in self.arg_buffer:
+                self.check_argument_written(s)
+        for s in self.stages:
             if s.attach[0] == "root":
                 self.compact(s)
         body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
@@ -542,12 +638,6 @@ class _Lowerer:
             if s.attach[0] in ("root", "after") and s.op.name not in self.arg_buffer \
                     and self.info[s.name].alloc_at is None:
                 body = N.Allocate(self.info[s.name].buffer, body)
-        for s in self.stages:
-            if s.attach[0] == "inline" and s.op.name in self.arg_buffer:
-                raise LoweringError(
-                    f"stage {s.name!r} is inlined but is also a function argument; "
-                    "an argument must be computed, so do not inline it"
-                )
         func = N.PrimFunc(tuple(self.params), body, self.name)
         return func
 

@@ -259,6 +259,28 @@ def refresh_extents(state: State) -> None:
         _set_extents(s)
 
 
+def _refresh_regions(state: State, prim: str, block: str) -> None:
+    """Bound inference after a step; a failure is the step's error.
+
+    A TE-style state (``state.defer_bound_checks``) accepts one kind of failure, as TVM's
+    TE schedule does: its steps may pass through states where a block is computed at a
+    loop that some reader still runs outside of (the tutorials compute_at a cache, then
+    its reader). The stored extents then stay as they were until a later step infers
+    again (they only seed split's inferred factor and the displayed extents: lowering
+    infers every region afresh, and raises the same error if the final state is still
+    invalid).
+    """
+    from .lower import ReaderOutsideError
+
+    try:
+        refresh_extents(state)
+    except ReaderOutsideError as err:
+        if not state.defer_bound_checks:
+            raise _err(prim, block, str(err)) from None
+    except LoweringError as err:
+        raise _err(prim, block, str(err)) from None
+
+
 def _revalidate_regions(state: State, prim: str, block: str) -> None:
     """After a loop change of ``block``: the blocks computed inside it get new regions.
 
@@ -267,17 +289,11 @@ def _revalidate_regions(state: State, prim: str, block: str) -> None:
     """
     if any(s.attach[0] in ("at", "after") and s.attach[1] == block
            for s in state.stages.values()):
-        try:
-            refresh_extents(state)
-        except LoweringError as err:
-            raise _err(prim, block, str(err)) from None
+        _refresh_regions(state, prim, block)
 
 
 def _validate(state: State, prim: str, block: str) -> None:
-    try:
-        refresh_extents(state)
-    except LoweringError as err:
-        raise _err(prim, block, str(err)) from None
+    _refresh_regions(state, prim, block)
     _check_order(state, prim, block)
     _check_parallel_nesting(state, prim, block)
 

@@ -149,6 +149,9 @@ class State:
     # id(user's tensor) -> the tensor the state uses (they differ when names were made
     # unique, see ``unique_names``)
     tensor_map: dict = field(default_factory=dict)
+    # TE style: a step whose bound inference fails is kept, and lowering checks the final
+    # state (TVM's TE schedule infers bounds only then); block style checks every step
+    defer_bound_checks: bool = False
 
     @staticmethod
     def create(outputs: list[Tensor], args: list[Tensor] | None = None) -> State:
@@ -245,6 +248,7 @@ class State:
         return State(
             {n: s.copy() for n, s in self.stages.items()}, list(self.outputs),
             list(self.args) if self.args is not None else None, self.tensor_map,
+            self.defer_bound_checks,
         )
 
     def __deepcopy__(self, memo):  # ops are shared, never copied

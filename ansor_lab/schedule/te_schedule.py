@@ -3,6 +3,18 @@
 A thin layer over the block-style engine (``tir_schedule.Schedule``): every TE call is
 translated into block-style instructions, so a TE schedule has the same State, the same
 lowering and the same replayable trace (``s.trace``).
+
+Two differences from the block style follow TVM's TE:
+
+- compute_at placement is checked when lowering, not after each step: a stage may be
+  computed at a loop while one of its readers still runs outside it, as long as the
+  reader is moved inside before ``lower``/``build`` (the GPU GEMM tutorial's
+  ``s[AA].compute_at(s[C], ko); s[AL].compute_at(s[C], ki)``). Such a trace replays onto a
+  TE schedule's engine (``te.create_schedule(...).engine``); a ``tir.Schedule`` checks
+  every step and refuses it at the first of those steps.
+- a stage passed as a function argument may still be computed at or inlined: computed at
+  a loop, it is written in place, region by region (and must be written whole, see
+  ``lower``); inlined, it is left unwritten.
 """
 
 from __future__ import annotations
@@ -60,7 +72,9 @@ class Schedule:
 
     def __init__(self, outputs: object) -> None:
         self.outputs = _tensors(outputs)
-        self.engine = BlockSchedule.from_state(State.create(self.outputs))
+        state = State.create(self.outputs)
+        state.defer_bound_checks = True  # checked at lower/build time, as in TVM
+        self.engine = BlockSchedule.from_state(state)
         self._stages: dict[str, Stage] = {}
 
     @property

@@ -62,3 +62,12 @@ def test_device_from_a_target_runs_a_kernel():
 def test_unknown_device_is_our_error(bad):
     with pytest.raises(AnsorLabError, match="device"):
         tvm.device(bad)
+
+
+def test_tvm_signature_target_and_host():
+    t = tvm.target.Target(target="llvm -num-cores=2", host="llvm")
+    assert t.kind.name == "llvm" and t.num_cores == 2 and t.host is None
+    g = tvm.target.Target(target="cuda", host="llvm")
+    assert g.kind.name == "cuda" and g.host.kind.name == "llvm"
+    with pytest.raises(tvm.target.TargetError, match="host is always this machine's CPU"):
+        tvm.target.Target("cuda", host="cuda")

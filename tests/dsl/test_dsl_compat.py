@@ -16,7 +16,7 @@ def test_opt_gemm_packed_b_with_float_dimensions():
     B = te.placeholder((K, N), name="B")
     packedB = te.compute((N / bn, K, bn), lambda x, y, z: B[y, x * bn + z], name="packedB")
     assert packedB.shape == (4, 8, 4)
-    assert all(type(d) is int for d in packedB.shape)
+    assert all(isinstance(d, int) and not isinstance(d, float) for d in packedB.shape)
     b = np.arange(K * N, dtype="float32").reshape(K, N)
     out = evaluate([packedB], {B: b})[packedB]
     np.testing.assert_array_equal(out, b.reshape(K, N // bn, bn).transpose(1, 0, 2))
@@ -25,7 +25,7 @@ def test_opt_gemm_packed_b_with_float_dimensions():
 def test_placeholder_and_reduce_axis_take_integral_floats():
     A = te.placeholder((8 / 2, 6.0, np.float32(2)), name="A")
     assert A.shape == (4, 6, 2)
-    assert all(type(d) is int for d in A.shape)
+    assert all(isinstance(d, int) and not isinstance(d, float) for d in A.shape)
     assert te.placeholder(3.0, name="v").shape == (3,)
     k = te.reduce_axis((0, 12 / 2), name="k")
     assert (k.dom.min.value, k.dom.extent.value) == (0, 6)
@@ -58,3 +58,17 @@ def test_tensor_call_is_indexing():
     np.testing.assert_array_equal(evaluate([copy], {A: a})[copy], a + 1)
     with pytest.raises(DSLError, match="has 2 dimensions .* indexed with 1 indices"):
         A(i)
+
+
+def test_shape_dimensions_have_tvm_value():
+    import json
+
+    from ansor_lab import topi
+
+    A = te.placeholder((4, 8), name="A")
+    B = te.compute(A.shape, lambda i, j: A[i, j] + 1.0, name="B")
+    C = topi.nn.relu(B)
+    assert [d.value for d in C.shape] == [4, 8] and C.shape[0].dtype == "int32"
+    # still plain ints everywhere else: equal, hashable, JSON numbers
+    assert C.shape == (4, 8) and hash(C.shape) == hash((4, 8))
+    assert json.dumps(list(C.shape)) == "[4, 8]" and C.shape[0] * 2 == 8
