@@ -46,6 +46,7 @@ from .dsl.intrin import (
     truncmod,
 )
 from .dsl.reference import evaluate
+from .dsl.unsupported import comm_reducer, extern, scan, size_var
 from .schedule.te_schedule import Schedule, create_schedule
 from .schedule.create import create_prim_func
 from .dsl.tensor import (
@@ -65,7 +66,7 @@ __all__ = [
     "const", "if_then_else", "select", "abs", "all", "any", "ceil", "erf", "exp", "floor",
     "floordiv", "floormod", "indexdiv", "indexmod", "log", "max", "max_value", "min",
     "min_value", "pow", "power", "round", "rsqrt", "sigmoid", "sqrt", "sum", "tanh",
-    "truncdiv", "truncmod", "evaluate",
+    "truncdiv", "truncmod", "evaluate", "comm_reducer", "extern", "scan", "size_var",
     "ComputeOp", "Operation", "PlaceholderOp", "Tensor", "compute", "placeholder",
     "reduce_axis", "thread_axis", "var", "Schedule", "create_schedule", "create_prim_func",
 ]

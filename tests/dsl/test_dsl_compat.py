@@ -72,3 +72,14 @@ def test_shape_dimensions_have_tvm_value():
     # still plain ints everywhere else: equal, hashable, JSON numbers
     assert C.shape == (4, 8) and hash(C.shape) == hash((4, 8))
     assert json.dumps(list(C.shape)) == "[4, 8]" and C.shape[0] * 2 == 8
+
+
+@pytest.mark.parametrize(("call", "advice"), [
+    (lambda: te.comm_reducer(lambda x, y: x + y, lambda t: 0.0, name="s"), "te.sum"),
+    (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
+    (lambda: te.scan(None, None, None, None), "one te.compute per step"),
+    (lambda: te.size_var("n"), "shapes are static"),
+])
+def test_unsupported_tvm_names_say_what_to_write(call, advice):
+    with pytest.raises(DSLError, match=advice):
+        call()
