@@ -294,9 +294,11 @@ def test_schedule_of_a_bare_primfunc_is_main_and_multi_function_modules_are_refu
     f = te.create_prim_func([A, B, C])
     assert tir.Schedule(f).mod.get_global_vars() == ["main"]
     two = tvm.IRModule({"f": f, "g": te.create_prim_func([A, B, C])})
-    with pytest.raises(ScheduleError, match=r"this module has f, g: pass one, e.g. "
-                       r"tir.Schedule\(mod\['name'\]\)"):
+    with pytest.raises(ScheduleError, match=r"schedules one function: module has no 'main' "
+                       r"and 2 functions \(f, g\): pick one with mod\['name'\]"):
         tir.Schedule(two)
+    with pytest.raises(ScheduleError, match="module has no functions"):
+        tir.Schedule(tvm.IRModule({}))
     assert tir.Schedule(two["g"]).mod.get_global_vars() == ["g"]
 
 

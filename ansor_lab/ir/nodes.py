@@ -333,7 +333,9 @@ class IRModule:
         """The function named "main", or else the module's only one (a schedule's module)."""
         if "main" in self.functions:
             return self.functions["main"]
-        if len(self.functions) != 1:
+        if not self.functions:
+            raise IRError("module has no functions: make one with te.create_prim_func(...)")
+        if len(self.functions) > 1:
             raise IRError(f"module has no 'main' and {len(self.functions)} functions "
                           f"({', '.join(self.functions)}): pick one with mod['name']")
         return next(iter(self.functions.values()))

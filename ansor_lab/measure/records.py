@@ -250,8 +250,9 @@ def load_best_record(filename: str, workload_key: Any = None, target: Any = None
     task = workload_key if hasattr(workload_key, "structure_key") else None
     key = task.workload_key if task is not None else workload_key
     if key is not None and not isinstance(key, str):
-        raise RecordKeyError("load_best_record(filename, workload_key, target): workload_key is a "
-                        f"SearchTask or its workload_key string, not {type(key).__name__}")
+        raise RecordKeyError(
+            "load_best_record(filename, workload_key, target): workload_key is a SearchTask "
+            f"or its workload_key string, not {type(key).__name__}")
     if task is not None and target is None:
         target = task.target
     target = as_target(target) if target is not None else None
@@ -274,12 +275,11 @@ def load_best_record(filename: str, workload_key: Any = None, target: Any = None
         reasons = []
         if want["structure"] is not None and inp.structure_key != want["structure"]:
             reasons.append("workload structure (same key, different computation)")
-        if want["target"] is None:
-            pass
-        elif inp.target != want["target"]:
-            reasons.append(f"target {inp.target!r} (task: {want['target']!r})")
-        elif inp.target_digest != want["digest"]:
-            reasons.append("CPU features of the target")
+        if want["target"] is not None:  # no target given: records of any target apply
+            if inp.target != want["target"]:
+                reasons.append(f"target {inp.target!r} (task: {want['target']!r})")
+            elif inp.target_digest != want["digest"]:
+                reasons.append("CPU features of the target")
         for name in ("ansor_lab", "llvm"):
             if inp.versions.get(name) != want["versions"].get(name):
                 reasons.append(f"{name} version {inp.versions.get(name)} "

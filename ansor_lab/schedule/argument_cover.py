@@ -21,7 +21,7 @@ COVER_LIMIT = 1 << 24
 
 
 def box_counts(mins: list, exts: list, shape: list, loop_vars: list, var_ext: dict,
-                where: str) -> np.ndarray:
+               where: str) -> np.ndarray:
     """How many iterations of ``loop_vars`` write each element (boxes ``[min, min+ext)``).
 
     Every combination of the loop variables is enumerated; the boxes, clipped to the

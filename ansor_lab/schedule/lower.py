@@ -575,8 +575,8 @@ class _Lowerer:
             groups.append((sorted(dims), vs))
         for dims, vs in groups:
             counts = box_counts([mins[d] for d in dims], [exts[d] for d in dims],
-                                 [shape[d] for d in dims], sorted(vs, key=lambda v: v.name),
-                                 var_ext, where)
+                                [shape[d] for d in dims], sorted(vs, key=lambda v: v.name),
+                                var_ext, where)
             hole = first_unwritten(counts)
             if hole is not None:
                 at = dict(zip(dims, hole))

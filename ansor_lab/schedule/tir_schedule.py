@@ -14,7 +14,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from ..dsl import expr as E
-from ..errors import ScheduleError
+from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .lower import lower_state
@@ -62,13 +62,10 @@ class Schedule:
                  error_render_level: Any = None) -> None:
         func = mod
         if isinstance(mod, N.IRModule):
-            funcs = mod.functions
-            if len(funcs) > 1 and "main" not in funcs:
-                raise ScheduleError(
-                    f"tir.Schedule schedules one function; this module has {', '.join(funcs)}: "
-                    "pass one, e.g. tir.Schedule(mod['name'])"
-                )
-            func = mod.main_function() if funcs else None
+            try:
+                func = mod.main_function()
+            except IRError as err:
+                raise ScheduleError(f"tir.Schedule schedules one function: {err}") from None
         if not isinstance(func, N.PrimFunc) or func.source is None:
             raise ScheduleError(
                 "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
