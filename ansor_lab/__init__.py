@@ -15,9 +15,26 @@ from .runtime import build, cpu, cuda, lower  # noqa: E402
 from .runtime.ndarray import Device, device, gpu  # noqa: E402
 
 __all__ = [
-    "__version__", "version", "auto_scheduler", "ir", "nd", "target", "te", "testing", "tir",
-    "topi", "Target", "IRModule",
-    "build", "cpu", "cuda", "gpu", "device", "lower", "Device", "load_ipython_extension",
+    "__version__",
+    "version",
+    "auto_scheduler",
+    "ir",
+    "nd",
+    "target",
+    "te",
+    "testing",
+    "tir",
+    "topi",
+    "Target",
+    "IRModule",
+    "build",
+    "cpu",
+    "cuda",
+    "gpu",
+    "device",
+    "lower",
+    "Device",
+    "load_ipython_extension",
     "unload_ipython_extension",
 ]
 

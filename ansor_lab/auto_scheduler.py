@@ -14,28 +14,70 @@ A face: it only re-exports. The tutorial flow works as written::
 from .dsl.dag import ComputeDAG
 from .measure.measure import LocalBuilder, LocalRPCMeasureContext, LocalRunner
 from .measure.records import (
-    ErrorNo, MeasureInput, MeasureResult, RecordMismatch, RecordToFile, best_records,
-    load_best_record, load_records, merge_records, save_records,
+    ErrorNo,
+    MeasureInput,
+    MeasureResult,
+    RecordMismatch,
+    RecordToFile,
+    best_records,
+    load_best_record,
+    load_records,
+    merge_records,
+    save_records,
 )
 from .search.cost_model import RandomForestModel, RandomModel, XGBModel, pairwise_accuracy
 from .search.features import FEATURE_NAMES, program_features, store_features
 from .search.policy import PreloadMeasuredStates, SketchPolicy
 from .search.sketch import RULES, Sketch, generate_sketches
 from .search.task import (
-    HardwareParams, SearchTask, TuningOptions, WORKLOAD_FUNC_REGISTRY, register_workload,
+    HardwareParams,
+    SearchTask,
+    TuningOptions,
+    WORKLOAD_FUNC_REGISTRY,
+    register_workload,
 )
 from .search.task_scheduler import TaskScheduler
 from .search.tune import SearchCallback, TuneResult, TuneSession, TuneStats, tune_task
 
 __all__ = [
-    "ComputeDAG", "LocalBuilder", "LocalRPCMeasureContext", "LocalRunner", "ErrorNo",
-    "MeasureInput", "MeasureResult", "RecordMismatch", "RecordToFile", "best_records",
-    "load_best_record", "load_records", "merge_records", "save_records", "RandomForestModel",
-    "RandomModel", "XGBModel", "pairwise_accuracy", "FEATURE_NAMES", "program_features",
-    "store_features", "PreloadMeasuredStates", "SketchPolicy", "RULES", "Sketch",
-    "generate_sketches", "HardwareParams", "SearchTask", "TuningOptions",
-    "WORKLOAD_FUNC_REGISTRY", "register_workload", "SearchCallback", "TuneResult", "TuneStats",
-    "tune_task", "TaskScheduler", "TuneSession", "tune_widget",
+    "ComputeDAG",
+    "LocalBuilder",
+    "LocalRPCMeasureContext",
+    "LocalRunner",
+    "ErrorNo",
+    "MeasureInput",
+    "MeasureResult",
+    "RecordMismatch",
+    "RecordToFile",
+    "best_records",
+    "load_best_record",
+    "load_records",
+    "merge_records",
+    "save_records",
+    "RandomForestModel",
+    "RandomModel",
+    "XGBModel",
+    "pairwise_accuracy",
+    "FEATURE_NAMES",
+    "program_features",
+    "store_features",
+    "PreloadMeasuredStates",
+    "SketchPolicy",
+    "RULES",
+    "Sketch",
+    "generate_sketches",
+    "HardwareParams",
+    "SearchTask",
+    "TuningOptions",
+    "WORKLOAD_FUNC_REGISTRY",
+    "register_workload",
+    "SearchCallback",
+    "TuneResult",
+    "TuneStats",
+    "tune_task",
+    "TaskScheduler",
+    "TuneSession",
+    "tune_widget",
 ]
 
 

@@ -85,8 +85,9 @@ def time_record_builds(log: str, sample: int) -> dict:
     for rec in picked:
         t0 = time.perf_counter()
         target = Target(rec["target"])
-        func = unroll_by_pragma(rebuild_schedule(rec["dag"], rec["trace"]).mod["main"],
-                                target.vector_bytes)
+        func = unroll_by_pragma(
+            rebuild_schedule(rec["dag"], rec["trace"]).mod["main"], target.vector_bytes
+        )
         t1 = time.perf_counter()
         text, _ = codegen.generate_ir(func, target, codegen.CodegenOptions(num_threads=1))
         mod = llvm.parse_assembly(text)
@@ -169,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--build-size", type=int, default=1024, help="matmul size for build time")
     p.add_argument("--json", help="also write the results to this JSON file")
-    p.add_argument("--records", metavar="LOG",
-                   help="only (c): build phases of candidates from this tuning log")
+    p.add_argument(
+        "--records", metavar="LOG", help="only (c): build phases of candidates from this tuning log"
+    )
     p.add_argument("--sample", type=int, default=24, help="records to build with --records")
     args = p.parse_args(argv)
     if args.records:
@@ -178,8 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(c) building {r['records']} candidates of {r['log']}: mean seconds per candidate")
         print(f"{'replay':>8}{'IR gen':>9}{'LLVM O3':>9}{'mc':>8}{'total':>8}{'IR (KiB)':>10}")
         total = r["replay"] + r["ir_gen"] + r["llvm_opt"] + r["machine_code"]
-        print(f"{r['replay']:>8.3f}{r['ir_gen']:>9.3f}{r['llvm_opt']:>9.3f}"
-              f"{r['machine_code']:>8.3f}{total:>8.3f}{r['ir_kb']:>10.0f}")
+        print(
+            f"{r['replay']:>8.3f}{r['ir_gen']:>9.3f}{r['llvm_opt']:>9.3f}"
+            f"{r['machine_code']:>8.3f}{total:>8.3f}{r['ir_kb']:>10.0f}"
+        )
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(r, fh, indent=2)

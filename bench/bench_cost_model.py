@@ -100,8 +100,7 @@ def featurize(logs: list[str]) -> tuple[dict, dict]:
                 sch = schedule_from_record(inp)
                 func = lower_state(sch.state, sch.args, simplify=False)
                 target = tvm.Target(inp.target)
-                feats = auto_scheduler.program_features(func, target.vector_bytes,
-                                                        target.num_cores)
+                feats = auto_scheduler.program_features(func, target.vector_bytes, target.num_cores)
                 prior = float(feats[-1])  # the analytic prior's score is the last feature
             except Exception as err:  # noqa: BLE001 - a record of an older version: skip it
                 print(f"  skipped a record of {path}: {err}")

@@ -115,12 +115,12 @@ def main() -> None:
     schedules = [replay() for _ in range(opts.repeat)]  # lower each fresh (sch.mod caches)
     it = iter(schedules)
     lower_s = median_time(lambda: next(it).mod, opts.repeat)
-    print(f"matmul-exp-matmul {opts.size}x{opts.size}: a trace of {len(steps)} steps "
-          f"({len(sch.trace.insts)} instructions with lookups), {len(text)} bytes of JSON")
-    print(f"  replay (JSON -> fresh schedule): {replay_s * 1e3:8.2f} ms  "
-          f"(median of {opts.repeat})")
-    print(f"  lower (sch.mod):                 {lower_s * 1e3:8.2f} ms  "
-          f"(median of {opts.repeat})")
+    print(
+        f"matmul-exp-matmul {opts.size}x{opts.size}: a trace of {len(steps)} steps "
+        f"({len(sch.trace.insts)} instructions with lookups), {len(text)} bytes of JSON"
+    )
+    print(f"  replay (JSON -> fresh schedule): {replay_s * 1e3:8.2f} ms  (median of {opts.repeat})")
+    print(f"  lower (sch.mod):                 {lower_s * 1e3:8.2f} ms  (median of {opts.repeat})")
 
 
 if __name__ == "__main__":

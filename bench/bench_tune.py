@@ -340,7 +340,12 @@ class Checkpoints(auto_scheduler.SearchCallback):
 
 
 def tune_ours(
-    wl: Workload, budgets: list[int], threads: int, round_size: int, log_dir: str, verbose: int,
+    wl: Workload,
+    budgets: list[int],
+    threads: int,
+    round_size: int,
+    log_dir: str,
+    verbose: int,
     policy_params: dict | None = None,
 ) -> tuple:
     """One search up to max(budgets); (task, {budget: snapshot}, log file)."""
@@ -360,8 +365,11 @@ def tune_ours(
         callbacks=[cp],
         measure_callbacks=[auto_scheduler.RecordToFile(log)],
     )
-    policy = auto_scheduler.SketchPolicy(task, params=policy_params, verbose=verbose) \
-        if policy_params else None
+    policy = (
+        auto_scheduler.SketchPolicy(task, params=policy_params, verbose=verbose)
+        if policy_params
+        else None
+    )
     result = task.tune(opts, search_policy=policy)
     wall = time.perf_counter() - t0
     final = max(budgets)
@@ -696,8 +704,9 @@ def run_config(
     load0 = load_average()
     sub = os.path.join(work_dir, f"run{run}")
     os.makedirs(sub, exist_ok=True)
-    task, snaps, log = tune_ours(wl, marks, threads, round_size, sub, args.verbose,
-                                 args.policy_params)
+    task, snaps, log = tune_ours(
+        wl, marks, threads, round_size, sub, args.verbose, args.policy_params
+    )
     load1 = load_average()
     rows, timers = [], {}
     for b in marks:
@@ -839,8 +848,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--log-dir", help="keep tuning logs here (default: a temp dir)")
     p.add_argument("--verbose", type=int, default=0, help="tuner verbosity (1: progress bar)")
-    p.add_argument("--policy-params", type=json.loads, default=None, metavar="JSON",
-                   help='SketchPolicy params for our tuner, e.g. \'{"analytic_prior": 0}\'')
+    p.add_argument(
+        "--policy-params",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help="SketchPolicy params for our tuner, e.g. '{\"analytic_prior\": 0}'",
+    )
     p.add_argument("--json", help="write all numbers to this JSON file")
     p.add_argument(
         "--merge",
@@ -903,8 +917,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"code: {git_state()}", flush=True)
     # the roof every number below is under: both tuners' matmul512 reached ~99% of it on Zen 5
     peaks = {t: round(multiply_add_peak_gflops(threads=t), 1) for t in threads_list}
-    print("float32 multiply-add peak (GFLOPS): "
-          + ", ".join(f"{t} thread{'s' * (t > 1)} {g}" for t, g in peaks.items()), flush=True)
+    print(
+        "float32 multiply-add peak (GFLOPS): "
+        + ", ".join(f"{t} thread{'s' * (t > 1)} {g}" for t, g in peaks.items()),
+        flush=True,
+    )
     if args.policy_params:
         print(f"SketchPolicy params: {args.policy_params}", flush=True)
 
@@ -930,9 +947,11 @@ def main(argv: list[str] | None = None) -> int:
     # load only lowers it (run 11 measured 182 GFLOPS on two cores at its start, 233 alone)
     again = {t: round(multiply_add_peak_gflops(threads=t), 1) for t in threads_list}
     if again != peaks:
-        print("float32 multiply-add peak measured again (GFLOPS): "
-              + ", ".join(f"{t} thread{'s' * (t > 1)} {g}" for t, g in again.items()),
-              flush=True)
+        print(
+            "float32 multiply-add peak measured again (GFLOPS): "
+            + ", ".join(f"{t} thread{'s' * (t > 1)} {g}" for t, g in again.items()),
+            flush=True,
+        )
     peaks = {t: max(peaks[t], again[t]) for t in threads_list}
     print()
     print_table(summary)

@@ -78,10 +78,14 @@ def test_tir_index_division_intrinsics():
     D = te.compute(
         (6, 4),
         lambda i, j: tir.if_then_else(
-            j == 0, tir.truncdiv(V[i], 4),
-            tir.if_then_else(j == 1, tir.truncmod(V[i], 4),
-                             tir.if_then_else(j == 2, tir.floordiv(V[i], 4),
-                                              tir.floormod(V[i], 4)))),
+            j == 0,
+            tir.truncdiv(V[i], 4),
+            tir.if_then_else(
+                j == 1,
+                tir.truncmod(V[i], 4),
+                tir.if_then_else(j == 2, tir.floordiv(V[i], 4), tir.floormod(V[i], 4)),
+            ),
+        ),
         name="D",
     )
     a = np.arange(12, dtype="int32").reshape(3, 4)
@@ -92,8 +96,7 @@ def test_tir_index_division_intrinsics():
     d = np.empty((6, 4), "int32")
     tvm.build(te.create_schedule(D.op), [V, D], target="llvm")(v, d)
     trunc = np.trunc(v / 4).astype("int32")
-    np.testing.assert_array_equal(
-        d, np.stack([trunc, v - 4 * trunc, v // 4, v % 4], axis=1))
+    np.testing.assert_array_equal(d, np.stack([trunc, v - 4 * trunc, v // 4, v % 4], axis=1))
 
 
 def test_tir_max_min_value_and_const():
@@ -109,10 +112,13 @@ def test_tir_max_value_as_a_reduction_identity():
     A = te.placeholder((4, 5), name="A")
     k = te.reduce_axis((0, 5), name="k")
     M = te.compute(
-        (4,), lambda i: te.max(tir.if_then_else(A[i, k] > 0, A[i, k], tir.min_value("float32")),
-                               axis=k), name="M")
-    a = np.array([[1, -2, 3, 0.5, -1], [-1, -2, -3, -4, -5], [0, 0, 7, 0, 0],
-                  [2, 2, 2, 2, 2]], "float32")
+        (4,),
+        lambda i: te.max(tir.if_then_else(A[i, k] > 0, A[i, k], tir.min_value("float32")), axis=k),
+        name="M",
+    )
+    a = np.array(
+        [[1, -2, 3, 0.5, -1], [-1, -2, -3, -4, -5], [0, 0, 7, 0, 0], [2, 2, 2, 2, 2]], "float32"
+    )
     m = np.empty(4, "float32")
     tvm.build(te.create_schedule(M.op), [A, M], target="llvm")(a, m)
     np.testing.assert_array_equal(m, [3, -np.inf, 7, 2])
@@ -159,8 +165,10 @@ def test_create_prim_func_name_is_keyword_only_and_bad_override_is_clear():
     A, B = _double()
     assert te.create_prim_func([A, B], name="double").name == "double"
     assert te.create_prim_func(ops=[A, B], index_dtype_override="int64").name == "main"
-    with pytest.raises(LoweringError, match="index_dtype_override must be None, 'int32' or "
-                       "'int64', got 'double'.*keyword name="):
+    with pytest.raises(
+        LoweringError,
+        match="index_dtype_override must be None, 'int32' or 'int64', got 'double'.*keyword name=",
+    ):
         te.create_prim_func([A, B], "double")
 
 
@@ -294,8 +302,11 @@ def test_schedule_of_a_bare_primfunc_is_main_and_multi_function_modules_are_refu
     f = te.create_prim_func([A, B, C])
     assert tir.Schedule(f).mod.get_global_vars() == ["main"]
     two = tvm.IRModule({"f": f, "g": te.create_prim_func([A, B, C])})
-    with pytest.raises(ScheduleError, match=r"schedules one function: module has no 'main' "
-                       r"and 2 functions \(f, g\): pick one with mod\['name'\]"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"schedules one function: module has no 'main' "
+        r"and 2 functions \(f, g\): pick one with mod\['name'\]",
+    ):
         tir.Schedule(two)
     with pytest.raises(ScheduleError, match="module has no functions"):
         tir.Schedule(tvm.IRModule({}))

@@ -41,8 +41,16 @@ from .llvm_builder import (
 )
 from .target import Target, host_cpu
 
-__all__ = ["CodegenOptions", "CompiledLLVM", "LoopReport", "compile_func", "generate_ir",
-           "llvm_type", "memory_type", "target_machine"]
+__all__ = [
+    "CodegenOptions",
+    "CompiledLLVM",
+    "LoopReport",
+    "compile_func",
+    "generate_ir",
+    "llvm_type",
+    "memory_type",
+    "target_machine",
+]
 
 
 @functools.cache
@@ -103,8 +111,9 @@ def _uses_parallel(func: N.PrimFunc) -> bool:
     return any(isinstance(s, N.For) and s.kind == "parallel" for s in walk_stmts(func.body))
 
 
-def generate_ir(func: N.PrimFunc, target: Target,
-                options: CodegenOptions | None = None) -> tuple[str, list[LoopReport]]:
+def generate_ir(
+    func: N.PrimFunc, target: Target, options: CodegenOptions | None = None
+) -> tuple[str, list[LoopReport]]:
     """Unoptimized LLVM IR text of ``func`` (plus its ``__repeat`` entry) and loop reports."""
     options = options or CodegenOptions(num_threads=max(1, target.num_cores))
     if _uses_parallel(func) and not load_openmp():
@@ -168,8 +177,9 @@ class CompiledLLVM:
         return [k for k in range(64) if table[k]]
 
 
-def compile_func(func: N.PrimFunc, target: Target,
-                 options: CodegenOptions | None = None) -> CompiledLLVM:
+def compile_func(
+    func: N.PrimFunc, target: Target, options: CodegenOptions | None = None
+) -> CompiledLLVM:
     """Generate, optimize and JIT-compile ``func`` for ``target``."""
     text, reports = generate_ir(func, target, options)
     try:
@@ -195,8 +205,7 @@ def compile_func(func: N.PrimFunc, target: Target,
     return CompiledLLVM(engine, entry, repeat, text, optimized, tm, mod, reports, ids)
 
 
-def emit_object(func: N.PrimFunc, target: Target,
-                options: CodegenOptions | None = None) -> bytes:
+def emit_object(func: N.PrimFunc, target: Target, options: CodegenOptions | None = None) -> bytes:
     """Generate and optimize ``func``; return a relocatable object file (for another process)."""
     text, _ = generate_ir(func, target, options)
     mod = llvm.parse_assembly(text)

@@ -45,21 +45,47 @@ PTR = ir.PointerType()
 _FLOAT_SUFFIX = {"float16": "f16", "float32": "f32", "float64": "f64"}
 _LIBM = {"float32": "f", "float64": ""}
 _INTRINSIC = {
-    "exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
-    "ceil": "llvm.ceil", "round": "llvm.roundeven", "abs": "llvm.fabs", "pow": "llvm.pow",
+    "exp": "llvm.exp",
+    "log": "llvm.log",
+    "sqrt": "llvm.sqrt",
+    "floor": "llvm.floor",
+    "ceil": "llvm.ceil",
+    "round": "llvm.roundeven",
+    "abs": "llvm.fabs",
+    "pow": "llvm.pow",
 }
 #: vector exp: clamp range, Cody-Waite ln2 split, polynomial for (exp(r) - 1 - r) / r^2
 _VEXP = {
     "float16": {},
-    "float32": dict(bits=32, bias=127, mant=23, lo=-103.97207708399179,
-                    hi=88.72283905206835, log2e=1.4426950408889634,
-                    ln2_hi=0.693359375, ln2_lo=-2.12194440e-4,
-                    poly=(1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                          4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)),
-    "float64": dict(bits=64, bias=1023, mant=52, lo=-745.1332191019412,
-                    hi=709.782712893384, log2e=1.4426950408889634,
-                    ln2_hi=6.93145751953125e-1, ln2_lo=1.42860682030941723212e-6,
-                    poly=tuple(1.0 / math.factorial(m) for m in range(13, 1, -1))),
+    "float32": dict(
+        bits=32,
+        bias=127,
+        mant=23,
+        lo=-103.97207708399179,
+        hi=88.72283905206835,
+        log2e=1.4426950408889634,
+        ln2_hi=0.693359375,
+        ln2_lo=-2.12194440e-4,
+        poly=(
+            1.9875691500e-4,
+            1.3981999507e-3,
+            8.3334519073e-3,
+            4.1665795894e-2,
+            1.6666665459e-1,
+            5.0000001201e-1,
+        ),
+    ),
+    "float64": dict(
+        bits=64,
+        bias=1023,
+        mant=52,
+        lo=-745.1332191019412,
+        hi=709.782712893384,
+        log2e=1.4426950408889634,
+        ln2_hi=6.93145751953125e-1,
+        ln2_lo=1.42860682030941723212e-6,
+        poly=tuple(1.0 / math.factorial(m) for m in range(13, 1, -1)),
+    ),
 }
 _CMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
@@ -67,8 +93,13 @@ _CMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 def llvm_type(dtype: str) -> ir.Type:
     """The LLVM register type of a scalar dtype."""
     return {
-        "bool": I1, "int8": I8, "int32": I32, "int64": I64,
-        "float16": ir.HalfType(), "float32": ir.FloatType(), "float64": ir.DoubleType(),
+        "bool": I1,
+        "int8": I8,
+        "int32": I32,
+        "int64": I64,
+        "float16": ir.HalfType(),
+        "float32": ir.FloatType(),
+        "float64": ir.DoubleType(),
     }[dtype]
 
 
@@ -154,8 +185,9 @@ class ModuleContext:
 class FunctionBuilder:
     """Emits statements into one LLVM function."""
 
-    def __init__(self, ctx: ModuleContext, fn: ir.Function, buffers: dict, vars: dict,
-                 on_error) -> None:
+    def __init__(
+        self, ctx: ModuleContext, fn: ir.Function, buffers: dict, vars: dict, on_error
+    ) -> None:
         self.ctx = ctx
         self.fn = fn
         self.entry = fn.append_basic_block("entry")
@@ -209,8 +241,11 @@ class FunctionBuilder:
             return v
         vt = ir.VectorType(v.type, lanes)
         if isinstance(v, ir.Constant):
-            return ir.Constant(vt, [v.constant] * lanes) if v.constant is not None \
+            return (
+                ir.Constant(vt, [v.constant] * lanes)
+                if v.constant is not None
                 else self._splat_dynamic(v, vt)
+            )
         return self._splat_dynamic(v, vt)
 
     def _splat_dynamic(self, v: ir.Value, vt: ir.VectorType) -> ir.Value:
@@ -668,8 +703,13 @@ class FunctionBuilder:
         facts = self.ctx.flat_forms.get(key)
         if facts is None:
             flat = self.flat_index(buf, indices)
-            facts = (buf, indices, flat, frozenset(E.free_vars(flat)),
-                     linear_form(simplify_expr(flat)))
+            facts = (
+                buf,
+                indices,
+                flat,
+                frozenset(E.free_vars(flat)),
+                linear_form(simplify_expr(flat)),
+            )
             self.ctx.flat_forms[key] = facts
         return facts[2:]
 
@@ -724,8 +764,11 @@ class FunctionBuilder:
         how, addr = self.access(buf, e.indices)
         if how == "scalar":
             self._count("scalar_loads")
-            if self.vec is not None and self.vec.mask is not None \
-                    and not self.in_bounds(buf, e.indices):
+            if (
+                self.vec is not None
+                and self.vec.mask is not None
+                and not self.in_bounds(buf, e.indices)
+            ):
                 # a lane-invariant load under a lane-dependent guard is valid only when some
                 # lane is on (a row past the end of a non-divisible tile, say); otherwise
                 # read element 0 instead, which always exists, and is never used
@@ -746,15 +789,20 @@ class FunctionBuilder:
                 v = self.b.load(addr, typ=vt, align=align)
             elif how == "contiguous":
                 self._count("masked_loads")
-                fn = self.ctx.declare(f"llvm.masked.load.{_vname(vt)}.p0", vt,
-                                      [PTR, I32, ir.VectorType(I1, lanes), vt])
+                fn = self.ctx.declare(
+                    f"llvm.masked.load.{_vname(vt)}.p0",
+                    vt,
+                    [PTR, I32, ir.VectorType(I1, lanes), vt],
+                )
                 v = self.b.call(fn, [addr, ir.Constant(I32, align), mask, passthru])
             else:
                 self._count("gathers")
                 m = mask if mask is not None else self.const(ir.VectorType(I1, lanes), 1)
-                fn = self.ctx.declare(f"llvm.masked.gather.{_vname(vt)}.v{lanes}p0", vt,
-                                      [ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes),
-                                       vt])
+                fn = self.ctx.declare(
+                    f"llvm.masked.gather.{_vname(vt)}.v{lanes}p0",
+                    vt,
+                    [ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes), vt],
+                )
                 v = self.b.call(fn, [addr, ir.Constant(I32, align), m, passthru])
         if buf.dtype == "bool":
             return self.b.icmp_unsigned("!=", v, self.const(v.type, 0))
@@ -789,8 +837,11 @@ class FunctionBuilder:
             self.b.store(self.b.select(mask, value, old), addr, align=align)
         elif how == "contiguous":
             self._count("masked_stores")
-            fn = self.ctx.declare(f"llvm.masked.store.{_vname(vt)}.p0", ir.VoidType(),
-                                  [vt, PTR, I32, ir.VectorType(I1, lanes)])
+            fn = self.ctx.declare(
+                f"llvm.masked.store.{_vname(vt)}.p0",
+                ir.VoidType(),
+                [vt, PTR, I32, ir.VectorType(I1, lanes)],
+            )
             self.b.call(fn, [value, addr, ir.Constant(I32, align), mask])
         else:
             self._count("scatters")
@@ -798,8 +849,11 @@ class FunctionBuilder:
                 ptr = self.b.ptrtoint(addr, I64)
                 addr = self.b.inttoptr(self.splat(ptr, lanes), ir.VectorType(PTR, lanes))
             m = mask if mask is not None else self.const(ir.VectorType(I1, lanes), 1)
-            fn = self.ctx.declare(f"llvm.masked.scatter.{_vname(vt)}.v{lanes}p0", ir.VoidType(),
-                                  [vt, ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes)])
+            fn = self.ctx.declare(
+                f"llvm.masked.scatter.{_vname(vt)}.v{lanes}p0",
+                ir.VoidType(),
+                [vt, ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes)],
+            )
             self.b.call(fn, [value, addr, ir.Constant(I32, align), m])
 
     def _any_lane(self) -> ir.Value:
@@ -887,8 +941,9 @@ class FunctionBuilder:
         else:
             size = -(-buf.nbytes // ALIGN) * ALIGN
             alloc = self.ctx.declare("aligned_alloc", PTR, [I64, I64])
-            ptr = self.b.call(alloc, [ir.Constant(I64, ALIGN), ir.Constant(I64, size)],
-                              name=buf.name)
+            ptr = self.b.call(
+                alloc, [ir.Constant(I64, ALIGN), ir.Constant(I64, size)], name=buf.name
+            )
             ok = self.fn.append_basic_block(f"alloc.{buf.name}.ok")
             isnull = self.b.icmp_unsigned("==", ptr, ir.Constant(PTR, None))
             self.b.cbranch(isnull, self.fail_block(), ok)
@@ -912,27 +967,40 @@ class FunctionBuilder:
             copy = transpose_copy.match(s, self.flat_index)
             if copy is not None:  # a layout-changing copy: rows in, shuffles, columns out
                 transpose_copy.emit(self, copy, memory_type)
-                self.ctx.report(LoopReport(
-                    copy.vector.loop_var.name, "vectorized", copy.lanes,
-                    f"transposed copy {copy.lanes}x{copy.lanes}",
-                    {"collapsed": "*".join(lp.loop_var.name for lp in reversed(copy.collapsed)),
-                     "blocks": copy.extent // copy.lanes}))
+                self.ctx.report(
+                    LoopReport(
+                        copy.vector.loop_var.name,
+                        "vectorized",
+                        copy.lanes,
+                        f"transposed copy {copy.lanes}x{copy.lanes}",
+                        {
+                            "collapsed": "*".join(
+                                lp.loop_var.name for lp in reversed(copy.collapsed)
+                            ),
+                            "blocks": copy.extent // copy.lanes,
+                        },
+                    )
+                )
                 return
         if s.kind == "vectorized" and self.vec is None:
             reason = _not_vectorizable(s, extent)
             if reason is None:
                 self.vector_loop(s, extent)
                 return
-            self.ctx.report(LoopReport(s.loop_var.name, "vectorized", extent,
-                                       f"scalar loop ({reason})"))
+            self.ctx.report(
+                LoopReport(s.loop_var.name, "vectorized", extent, f"scalar loop ({reason})")
+            )
         if s.kind == "parallel" and not self.in_parallel and self.vec is None:
             if self.ctx.options.num_threads > 1 or self.ctx.options.record_thread_ids:
                 self.parallel_loop(s)
                 return
-            self.ctx.report(LoopReport(s.loop_var.name, "parallel", extent,
-                                       "serial (one thread)"))
-        if s.kind == "unrolled" and extent is not None and _const(s.min) is not None \
-                and extent <= MAX_UNROLL:
+            self.ctx.report(LoopReport(s.loop_var.name, "parallel", extent, "serial (one thread)"))
+        if (
+            s.kind == "unrolled"
+            and extent is not None
+            and _const(s.min) is not None
+            and extent <= MAX_UNROLL
+        ):
             self.ctx.report(LoopReport(s.loop_var.name, "unrolled", extent, "unrolled"))
             vt = llvm_type(s.loop_var.dtype)
             quieted = False
@@ -1012,16 +1080,18 @@ class FunctionBuilder:
         detail = dict(sorted(total.items()))
         if len(chunks) > 1:
             detail["chunks"] = "+".join(str(n) for _, n in chunks)
-        self.ctx.report(LoopReport(s.loop_var.name, "vectorized", lanes, f"SIMD x{lanes}",
-                                   detail))
+        self.ctx.report(LoopReport(s.loop_var.name, "vectorized", lanes, f"SIMD x{lanes}", detail))
 
     # -- parallel loops ---------------------------------------------------------------
     def parallel_loop(self, s: N.For) -> None:
         """Outline the loop body and run its iterations on libgomp's thread pool."""
         ctx = self.ctx
         free_vars, used_buffers = _free_values(s, self.buffers)
-        slots = [("err", None), ("next", None)] + [("var", v) for v in free_vars] + [
-            ("buf", b) for b in used_buffers]
+        slots = (
+            [("err", None), ("next", None)]
+            + [("var", v) for v in free_vars]
+            + [("buf", b) for b in used_buffers]
+        )
         closure = self.alloca_builder.alloca(I64, size=len(slots), name="closure")
         closure.type = PTR
         for k, (kind, item) in enumerate(slots):
@@ -1039,15 +1109,23 @@ class FunctionBuilder:
         outlined.attributes.add("nounwind")
         self._emit_outlined(outlined, s, slots)
         gomp = ctx.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        self.b.call(gomp, [outlined, closure, ir.Constant(I32, ctx.options.num_threads),
-                           ir.Constant(I32, 0)])
+        self.b.call(
+            gomp,
+            [outlined, closure, ir.Constant(I32, ctx.options.num_threads), ir.Constant(I32, 0)],
+        )
         err_slot = self.b.gep(closure, [ir.Constant(I32, 0)], source_etype=I64)
         failed = self.b.icmp_signed("!=", self.b.load(err_slot, typ=I64), ir.Constant(I64, 0))
         ok = self.fn.append_basic_block("par.ok")
         self.b.cbranch(failed, self.fail_block(), ok)
         self.b.position_at_end(ok)
-        ctx.report(LoopReport(s.loop_var.name, "parallel", _const(s.extent),
-                              f"{ctx.options.num_threads} threads (libgomp)"))
+        ctx.report(
+            LoopReport(
+                s.loop_var.name,
+                "parallel",
+                _const(s.extent),
+                f"{ctx.options.num_threads} threads (libgomp)",
+            )
+        )
 
     def _emit_outlined(self, fn: ir.Function, s: N.For, slots: list) -> None:
         """The outlined function unpacks the closure and calls ``<fn>_body``, which runs
@@ -1067,15 +1145,20 @@ class FunctionBuilder:
         body_ty = ir.FunctionType(I32, [PTR, I32] + [PTR] * len(bufs) + var_types)
         body = ir.Function(ctx.module, body_ty, name=fn.name + "_body")
         body.attributes.add("nounwind")
-        buf_args = body.args[2:2 + len(bufs)]
+        buf_args = body.args[2 : 2 + len(bufs)]
         for a, b in zip(buf_args, bufs):
             a.name = b.name
             a.add_attribute("noalias")
-        var_args = body.args[2 + len(bufs):]
+        var_args = body.args[2 + len(bufs) :]
         for a, v in zip(var_args, vars_):
             a.name = v.name
-        fb = FunctionBuilder(ctx, body, dict(zip(bufs, buf_args)), dict(zip(vars_, var_args)),
-                             lambda b: b.ret(ir.Constant(I32, -1)))
+        fb = FunctionBuilder(
+            ctx,
+            body,
+            dict(zip(bufs, buf_args)),
+            dict(zip(vars_, var_args)),
+            lambda b: b.ret(ir.Constant(I32, -1)),
+        )
         fb.in_parallel = True
         fb.ranges = dict(self.ranges)
         bld = fb.b
@@ -1123,8 +1206,8 @@ class FunctionBuilder:
             idx = bld.and_(tid, ir.Constant(I32, 63))
             cell = bld.gep(table, [idx], source_etype=I32)
             bld.store(ir.Constant(I32, 1), cell)
-        bufv = values[len(vars_):]
-        varv = values[:len(vars_)]
+        bufv = values[len(vars_) :]
+        varv = values[: len(vars_)]
         counter = bld.gep(arg, [ir.Constant(I32, 1)], source_etype=I64)
         rc = bld.call(body, [counter, nth] + bufv + varv)
         with bld.if_then(bld.icmp_signed("!=", rc, ir.Constant(I32, 0))):
@@ -1168,8 +1251,12 @@ _INT_FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 
 def _int_constant(v: ir.Value) -> int | None:
     """The value of a scalar integer constant, else None."""
-    if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType) \
-            and isinstance(v.constant, int) and not isinstance(v.constant, bool):
+    if (
+        isinstance(v, ir.Constant)
+        and isinstance(v.type, ir.IntType)
+        and isinstance(v.constant, int)
+        and not isinstance(v.constant, bool)
+    ):
         return v.constant
     return None
 
@@ -1236,8 +1323,9 @@ def _has_branch(body: N.Stmt) -> bool:
     found = []
 
     def visit(node) -> None:
-        if isinstance(node, (N.IfThenElse, E.Select)) \
-                or (isinstance(node, E.Call) and node.op == "if_then_else"):
+        if isinstance(node, (N.IfThenElse, E.Select)) or (
+            isinstance(node, E.Call) and node.op == "if_then_else"
+        ):
             found.append(node)
 
     post_order_visit(body, visit)

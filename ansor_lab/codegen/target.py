@@ -111,8 +111,10 @@ class Target:
         # TVM's signature, Target(target, host=None): the host of a CPU target is itself,
         # and a CUDA kernel's host code is generated for this machine's CPU either way
         if host is not None and str(host).split()[:1] != ["llvm"]:
-            raise TargetError(f"host {host!r}: the host is always this machine's CPU; "
-                              "pass host='llvm' or leave it out")
+            raise TargetError(
+                f"host {host!r}: the host is always this machine's CPU; "
+                "pass host='llvm' or leave it out"
+            )
         if isinstance(target, Target) and not kwargs:
             values = {f: getattr(target, f) for f in target.__dataclass_fields__}
         else:
@@ -132,9 +134,12 @@ class Target:
         """The target's attributes by TVM's names."""
         out = {"mcpu": self.mcpu, "num-cores": self.num_cores}
         if self.kind == "cuda":
-            out.update(arch=self.arch, max_num_threads=self.max_threads_per_block,
-                       thread_warp_size=self.warp_size,
-                       max_shared_memory_per_block=self.max_shared_memory_per_block)
+            out.update(
+                arch=self.arch,
+                max_num_threads=self.max_threads_per_block,
+                thread_warp_size=self.warp_size,
+                max_shared_memory_per_block=self.max_shared_memory_per_block,
+            )
         return out
 
     @property
@@ -244,10 +249,21 @@ def _llvm(opts: dict) -> dict:
     feats = features if mcpu == name else mattr
     cores = int(opts.pop("num_cores", 0) or _usable_cores())
     vector_bytes = int(opts.pop("vector_bytes", 0) or _vector_bytes(feats or mattr or features))
-    out = dict(kind="llvm", mcpu=mcpu, mattr=mattr, num_cores=cores, vector_bytes=vector_bytes,
-               l1_bytes=_cache_bytes(1), l2_bytes=_cache_bytes(2), l3_bytes=_cache_bytes(3),
-               arch="", max_threads_per_block=0, max_shared_memory_per_block=0, warp_size=0,
-               max_local_memory_per_block=0)
+    out = dict(
+        kind="llvm",
+        mcpu=mcpu,
+        mattr=mattr,
+        num_cores=cores,
+        vector_bytes=vector_bytes,
+        l1_bytes=_cache_bytes(1),
+        l2_bytes=_cache_bytes(2),
+        l3_bytes=_cache_bytes(3),
+        arch="",
+        max_threads_per_block=0,
+        max_shared_memory_per_block=0,
+        warp_size=0,
+        max_local_memory_per_block=0,
+    )
     opts.pop("opt_level", None)
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out
@@ -258,11 +274,21 @@ def _cuda(opts: dict) -> dict:
     if not arch.startswith("sm_"):
         raise TargetError(f"cuda arch {arch!r} should look like 'sm_90'")
     threads = int(opts.pop("max_num_threads", opts.pop("max_threads_per_block", 1024)))
-    out = dict(kind="cuda", mcpu="", mattr="", num_cores=0, vector_bytes=16, l1_bytes=0,
-               l2_bytes=0, l3_bytes=0, arch=arch, max_threads_per_block=threads,
-               max_shared_memory_per_block=int(opts.pop("max_shared_memory_per_block", 49152)),
-               warp_size=int(opts.pop("thread_warp_size", opts.pop("warp_size", 32))),
-               max_local_memory_per_block=int(opts.pop("max_local_memory_per_block", 2**31 - 1)))
+    out = dict(
+        kind="cuda",
+        mcpu="",
+        mattr="",
+        num_cores=0,
+        vector_bytes=16,
+        l1_bytes=0,
+        l2_bytes=0,
+        l3_bytes=0,
+        arch=arch,
+        max_threads_per_block=threads,
+        max_shared_memory_per_block=int(opts.pop("max_shared_memory_per_block", 49152)),
+        warp_size=int(opts.pop("thread_warp_size", opts.pop("warp_size", 32))),
+        max_local_memory_per_block=int(opts.pop("max_local_memory_per_block", 2**31 - 1)),
+    )
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out
 

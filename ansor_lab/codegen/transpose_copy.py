@@ -68,14 +68,22 @@ def match(s: N.For, flat_index) -> TransposeCopy | None:
         return None
     store = body
     load = store.value
-    if not isinstance(load, N.BufferLoad) or load.buffer is store.buffer \
-            or load.dtype != store.buffer.dtype or store.buffer.dtype == "bool":
+    if (
+        not isinstance(load, N.BufferLoad)
+        or load.buffer is store.buffer
+        or load.dtype != store.buffer.dtype
+        or store.buffer.dtype == "bool"
+    ):
         return None
     if any(lp.kind not in ("serial", "unrolled") for lp in loops):
         return None
     lanes = _const(vector.extent)
-    if lanes is None or lanes < MIN_LANES or lanes & (lanes - 1) \
-            or lanes * dtypes.itemsize(store.buffer.dtype) > MAX_VECTOR_BYTES:
+    if (
+        lanes is None
+        or lanes < MIN_LANES
+        or lanes & (lanes - 1)
+        or lanes * dtypes.itemsize(store.buffer.dtype) > MAX_VECTOR_BYTES
+    ):
         return None
     nest = loops + [vector]
     if any(_const(lp.min) != 0 or _const(lp.extent) is None for lp in nest):
@@ -120,8 +128,9 @@ def match(s: N.For, flat_index) -> TransposeCopy | None:
         extent *= _const(nxt.extent)
     if extent % lanes:
         return None
-    return TransposeCopy(tuple(rest), tuple(chain), vector, store, lanes, extent,
-                         s_of(vector), d_of(chain[0]))
+    return TransposeCopy(
+        tuple(rest), tuple(chain), vector, store, lanes, extent, s_of(vector), d_of(chain[0])
+    )
 
 
 def _injective(pairs: list[tuple[int, int]]) -> bool:
@@ -148,8 +157,9 @@ def transpose_rounds(n: int) -> list[list[tuple[int, int, list[int], list[int]]]
         lo, hi = [], []
         for blk in range(0, n, 2 * half):
             lo += list(range(blk, blk + half)) + [n + x for x in range(blk, blk + half)]
-            hi += list(range(blk + half, blk + 2 * half)) + \
-                [n + x for x in range(blk + half, blk + 2 * half)]
+            hi += list(range(blk + half, blk + 2 * half)) + [
+                n + x for x in range(blk + half, blk + 2 * half)
+            ]
         rounds.append([(j, j + half, lo, hi) for j in range(n) if (j // half) % 2 == 0])
         half //= 2
     return rounds
@@ -162,7 +172,8 @@ def emit(fb, m: TransposeCopy, memory_type) -> None:
     with ExitStack() as loops:
         for lp in m.outer:
             fb.vars[lp.loop_var] = loops.enter_context(
-                _counted(fb, lp.loop_var.name, _const(lp.extent), _int_type(lp.loop_var.dtype)))
+                _counted(fb, lp.loop_var.name, _const(lp.extent), _int_type(lp.loop_var.dtype))
+            )
         _emit_blocks(fb, m, memory_type)
     for lp in m.outer:
         fb.vars.pop(lp.loop_var, None)

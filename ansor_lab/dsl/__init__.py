@@ -9,6 +9,16 @@ from .reference import evaluate, reference_outputs
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, compute, placeholder
 
 __all__ = [
-    "dtypes", "expr", "intrin", "ComputeDAG", "evaluate", "reference_outputs", "ComputeOp",
-    "Operation", "PlaceholderOp", "Tensor", "compute", "placeholder",
+    "dtypes",
+    "expr",
+    "intrin",
+    "ComputeDAG",
+    "evaluate",
+    "reference_outputs",
+    "ComputeOp",
+    "Operation",
+    "PlaceholderOp",
+    "Tensor",
+    "compute",
+    "placeholder",
 ]

@@ -112,8 +112,13 @@ def _analyze(ops: Sequence[Operation], outputs: Sequence[Operation]) -> AccessAn
     for op in ops:
         a.is_output[op] = any(op is o for o in outputs)
         if not isinstance(op, ComputeOp):
-            for key in ("is_simple_access", "is_injective", "is_strictly_inlineable",
-                        "needs_multi_level_tiling", "has_expensive_op"):
+            for key in (
+                "is_simple_access",
+                "is_injective",
+                "is_strictly_inlineable",
+                "needs_multi_level_tiling",
+                "has_expensive_op",
+            ):
                 getattr(a, key)[op] = key == "is_simple_access"
             continue
         body = op.body[0]
@@ -200,9 +205,7 @@ class ComputeDAG:
             idx = ", ".join(iv.var.name for iv in op.axis)
             body = op.body[0]
             if isinstance(body, E.Reduce):
-                red = ", ".join(
-                    f"{a.var.name}:{int(a.dom.extent)}" for a in body.axis
-                )
+                red = ", ".join(f"{a.var.name}:{int(a.dom.extent)}" for a in body.axis)
                 where = f" where {body.condition}" if body.condition is not None else ""
                 rhs = f"{body.combiner}({body.source}) over [{red}]{where}"
             else:

@@ -10,7 +10,13 @@ from ..errors import DTypeError
 SUPPORTED = ("bool", "int8", "int32", "int64", "float16", "float32", "float64")
 
 _BITS = {
-    "bool": 1, "int8": 8, "int32": 32, "int64": 64, "float16": 16, "float32": 32, "float64": 64,
+    "bool": 1,
+    "int8": 8,
+    "int32": 32,
+    "int64": 64,
+    "float16": 16,
+    "float32": 32,
+    "float64": 64,
 }
 
 _ALIASES = {
@@ -38,9 +44,7 @@ def canonical(dtype: object) -> str:
         except TypeError:
             name = str(dtype)
     if name not in _BITS:
-        raise DTypeError(
-            f"unsupported dtype {dtype!r}; ansor_lab supports {', '.join(SUPPORTED)}"
-        )
+        raise DTypeError(f"unsupported dtype {dtype!r}; ansor_lab supports {', '.join(SUPPORTED)}")
     return name
 
 

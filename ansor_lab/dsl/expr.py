@@ -453,9 +453,7 @@ def _value_equal(x: object, y: object) -> bool:
     if isinstance(x, PrimExpr):
         return isinstance(y, PrimExpr) and structural_equal(x, y)
     if isinstance(x, tuple):
-        return (
-            isinstance(y, tuple) and len(x) == len(y) and all(map(_value_equal, x, y))
-        )
+        return isinstance(y, tuple) and len(x) == len(y) and all(map(_value_equal, x, y))
     if isinstance(x, (str, int, float, type(None))):
         return type(x) is type(y) and x == y
     return False  # IterVars, tensors and buffers compare by identity
@@ -671,10 +669,21 @@ def if_then_else(condition: object, true_value: object, false_value: object) -> 
 
 
 #: Field names that may hold sub-expressions (others hold names, dtypes, tensors...).
-_CHILD_NAMES = frozenset({
-    "a", "b", "value", "condition", "true_value", "false_value", "args", "indices",
-    "source", "base", "stride",
-})
+_CHILD_NAMES = frozenset(
+    {
+        "a",
+        "b",
+        "value",
+        "condition",
+        "true_value",
+        "false_value",
+        "args",
+        "indices",
+        "source",
+        "base",
+        "stride",
+    }
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -170,8 +170,10 @@ def _reducer(combiner: str):
             cls = E.Max if combiner == "max" else E.Min
             return E.binary(cls, expr, axis, combiner)
         if axis is None:
-            elementwise = "" if combiner == "sum" else (
-                f" (or two expressions for the elementwise {combiner})"
+            elementwise = (
+                ""
+                if combiner == "sum"
+                else (f" (or two expressions for the elementwise {combiner})")
             )
             raise DSLError(
                 f"te.{combiner} needs a reduction axis: te.{combiner}(expr, axis=k){elementwise}"
@@ -187,8 +189,9 @@ def _reducer(combiner: str):
     fn.__name__ = combiner
     fn.__doc__ = (
         f"``te.{combiner}(expr, axis=k, where=cond)`` reduces over reduction axes; "
-        f"``te.{combiner}(a, b)`` is elementwise." if combiner != "sum" else
-        "``te.sum(expr, axis=k, where=cond)`` sums over reduction axes."
+        f"``te.{combiner}(a, b)`` is elementwise."
+        if combiner != "sum"
+        else "``te.sum(expr, axis=k, where=cond)`` sums over reduction axes."
     )
     return fn
 

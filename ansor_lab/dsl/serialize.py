@@ -21,7 +21,15 @@ FORMAT_VERSION = 1
 _BINARY = {
     cls.__name__: cls
     for cls in (
-        E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max,
+        E.Add,
+        E.Sub,
+        E.Mul,
+        E.Div,
+        E.Mod,
+        E.FloorDiv,
+        E.FloorMod,
+        E.Min,
+        E.Max,
     )
 }
 _CMP = {cls.__name__: cls for cls in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)}
@@ -63,16 +71,25 @@ class _Writer:
         if t is E.Not:
             return ["Not", self.expr(e.a)]
         if t is E.Select:
-            return ["Select", self.expr(e.condition), self.expr(e.true_value),
-                    self.expr(e.false_value)]
+            return [
+                "Select",
+                self.expr(e.condition),
+                self.expr(e.true_value),
+                self.expr(e.false_value),
+            ]
         if t is E.Call:
             return ["Call", e.op, e.dtype, [self.expr(a) for a in e.args]]
         if t is E.TensorLoad:
             return ["Load", self.tensor_ids[id(e.tensor)], [self.expr(i) for i in e.indices]]
         if t is E.Reduce:
             cond = None if e.condition is None else self.expr(e.condition)
-            return ["Reduce", e.combiner, self.expr(e.source),
-                    [self.var(a.var) for a in e.axis], cond]
+            return [
+                "Reduce",
+                e.combiner,
+                self.expr(e.source),
+                [self.var(a.var) for a in e.axis],
+                cond,
+            ]
         raise DSLError(f"cannot serialize expression node {t.__name__}")
 
 
@@ -86,8 +103,9 @@ def dag_to_json(tensors: list[Tensor]) -> dict:
     for index, op in enumerate(ops):
         w.tensor_ids[id(op.output(0))] = index
         if isinstance(op, PlaceholderOp):
-            items.append({"kind": "placeholder", "name": op.name, "shape": list(op.shape),
-                          "dtype": op.dtype})
+            items.append(
+                {"kind": "placeholder", "name": op.name, "shape": list(op.shape), "dtype": op.dtype}
+            )
             continue
         entry = {
             "kind": "compute",
@@ -173,8 +191,14 @@ def dag_from_json(data: dict) -> list[Tensor]:
             axis = tuple(r.itervar(a) for a in item["axis"])
             reduce_axis = tuple(r.itervar(a) for a in item["reduce_axis"])
             body = r.expr(item["body"])
-            op = ComputeOp(item["name"], axis, reduce_axis, (body,), item.get("tag", ""),
-                           dict(item.get("attrs", {})))
+            op = ComputeOp(
+                item["name"],
+                axis,
+                reduce_axis,
+                (body,),
+                item.get("tag", ""),
+                dict(item.get("attrs", {})),
+            )
         r.tensors.append(op.output(0))
     return [r.tensors[i] for i in data["outputs"]]
 

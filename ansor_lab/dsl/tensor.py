@@ -283,9 +283,16 @@ def reduce_axis(dom: object, name: str = "rv") -> E.IterVar:
 
 
 THREAD_TAGS = (
-    "blockIdx.x", "blockIdx.y", "blockIdx.z",
-    "threadIdx.x", "threadIdx.y", "threadIdx.z",
-    "vthread", "vthread.x", "vthread.y", "vthread.z",
+    "blockIdx.x",
+    "blockIdx.y",
+    "blockIdx.z",
+    "threadIdx.x",
+    "threadIdx.y",
+    "threadIdx.z",
+    "vthread",
+    "vthread.x",
+    "vthread.y",
+    "vthread.z",
 )
 
 
@@ -389,8 +396,13 @@ def broadcast_binary(a: object, b: object, fn: Callable, name: str) -> Tensor:
         if not isinstance(x, Tensor):
             return x
         offset = ndim - len(x.shape)
-        return x[tuple(0 if ext == 1 and out[offset + k] != 1 else idx[offset + k]
-                       for k, ext in enumerate(x.shape))]
+        return x[
+            tuple(
+                0 if ext == 1 and out[offset + k] != 1 else idx[offset + k]
+                for k, ext in enumerate(x.shape)
+            )
+        ]
 
-    return compute(tuple(out), lambda *idx: fn(element(a, idx), element(b, idx)), name=name,
-                   tag="broadcast")
+    return compute(
+        tuple(out), lambda *idx: fn(element(a, idx), element(b, idx)), name=name, tag="broadcast"
+    )

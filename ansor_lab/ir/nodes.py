@@ -266,18 +266,25 @@ class PrimFunc:
         """The same function under another name (the symbol it is built as)."""
         if not isinstance(name, str) or not name:
             raise IRError(f"function name {name!r} must be a non-empty string, e.g. 'mm_relu'")
-        return self if name == self.name else PrimFunc(
-            self.params, self.body, name, self.attrs, self.source)
+        return (
+            self
+            if name == self.name
+            else PrimFunc(self.params, self.body, name, self.attrs, self.source)
+        )
 
     def with_attr(self, attr_key_or_dict: Any, attr_value: Any = None) -> PrimFunc:
         """A copy with attributes set, as TVM's: ``{"global_symbol": "f"}`` renames it."""
-        items = dict(attr_key_or_dict) if isinstance(attr_key_or_dict, dict) else {
-            attr_key_or_dict: attr_value}
+        items = (
+            dict(attr_key_or_dict)
+            if isinstance(attr_key_or_dict, dict)
+            else {attr_key_or_dict: attr_value}
+        )
         func = self.with_name(items.pop("global_symbol", self.name))
         attrs = dict(func.attrs)
         attrs.update(items)
-        return PrimFunc(func.params, func.body, func.name, tuple(sorted(attrs.items())),
-                        func.source)
+        return PrimFunc(
+            func.params, func.body, func.name, tuple(sorted(attrs.items())), func.source
+        )
 
     def script(self) -> str:
         """TVMScript-like text of the function."""
@@ -336,8 +343,10 @@ class IRModule:
         if not self.functions:
             raise IRError("module has no functions: make one with te.create_prim_func(...)")
         if len(self.functions) > 1:
-            raise IRError(f"module has no 'main' and {len(self.functions)} functions "
-                          f"({', '.join(self.functions)}): pick one with mod['name']")
+            raise IRError(
+                f"module has no 'main' and {len(self.functions)} functions "
+                f"({', '.join(self.functions)}): pick one with mod['name']"
+            )
         return next(iter(self.functions.values()))
 
     def __iter__(self):

@@ -58,8 +58,9 @@ def _stmt_steps(s: N.Stmt) -> int:
     """Unroll steps of one statement: 1, plus ``EXPENSIVE_CALL_STEPS`` per expensive call."""
     if not isinstance(s, N.BufferStore):
         return 1
-    calls = sum(1 for e in E.post_order(s.value)
-                if isinstance(e, E.Call) and e.op in EXPANDED_CALLS)
+    calls = sum(
+        1 for e in E.post_order(s.value) if isinstance(e, E.Call) and e.op in EXPANDED_CALLS
+    )
     return 1 + EXPENSIVE_CALL_STEPS * calls
 
 

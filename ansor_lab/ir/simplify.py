@@ -518,8 +518,7 @@ class _StmtSimplifier(IRMutator):
         if isinstance(ext, E.IntImm) and ext.value == 1 and s.kind != "thread_binding":
             # a loop of one iteration is its body with the variable fixed (and its scoped
             # pragmas, such as an unroll budget, handed to the loops inside)
-            body = push_scoped_pragmas(_substitute_stmt(s.body, {s.loop_var: lo}),
-                                       s.annotations)
+            body = push_scoped_pragmas(_substitute_stmt(s.body, {s.loop_var: lo}), s.annotations)
             return self.visit_stmt(body)
         if isinstance(ext, E.IntImm) and ext.value <= 0:
             return N.NOP

@@ -104,9 +104,7 @@ class _Verifier:
                 self.expr(i, where)
             self.expr(s.value, where)
             if s.value.dtype != s.buffer.dtype and not _is_vector_of(s.value.dtype, s.buffer):
-                self.fail(
-                    f"{where} writes a {s.value.dtype} value into a {s.buffer.dtype} buffer"
-                )
+                self.fail(f"{where} writes a {s.value.dtype} value into a {s.buffer.dtype} buffer")
         elif isinstance(s, N.Allocate):
             if s.buffer in self.buffers:
                 self.fail(f"buffer {s.buffer.name!r} is allocated twice")

@@ -31,32 +31,43 @@ class ExplorerUI:
         self._busy = False
         box = W.Layout
         self.block = W.Dropdown(description="block", layout=box(width="190px"))
-        self.op = W.Dropdown(options=list(OPS), value="split", description="step",
-                             layout=box(width="250px"))
+        self.op = W.Dropdown(
+            options=list(OPS), value="split", description="step", layout=box(width="250px")
+        )
         self.loop = W.Dropdown(description="loop", layout=box(width="230px"))
         self.factor = W.Dropdown(description="factor", layout=box(width="160px"))
         self.loop2 = W.Dropdown(description="loop y", layout=box(width="230px"))
         self.factor2 = W.Dropdown(description="factor y", layout=box(width="160px"))
-        self.order = W.TagsInput(allowed_tags=[], allow_duplicates=False,
-                                 layout=box(width="360px"))
+        self.order = W.TagsInput(allowed_tags=[], allow_duplicates=False, layout=box(width="360px"))
         self.fuse = W.SelectMultiple(description="loops", rows=4, layout=box(width="260px"))
         self.target = W.Dropdown(description="at", layout=box(width="260px"))
-        self.scope = W.Dropdown(options=["local", "global"], description="scope",
-                                layout=box(width="180px"))
-        self.params = {"loop": self.loop, "factor": self.factor, "loop2": self.loop2,
-                       "factor2": self.factor2, "order": self.order, "fuse": self.fuse,
-                       "target": self.target, "scope": self.scope}
+        self.scope = W.Dropdown(
+            options=["local", "global"], description="scope", layout=box(width="180px")
+        )
+        self.params = {
+            "loop": self.loop,
+            "factor": self.factor,
+            "loop2": self.loop2,
+            "factor2": self.factor2,
+            "order": self.order,
+            "fuse": self.fuse,
+            "target": self.target,
+            "scope": self.scope,
+        }
         self.apply_btn = W.Button(description="Apply", button_style="primary", icon="check")
         self.undo_btn = W.Button(description="Undo", icon="undo")
         self.redo_btn = W.Button(description="Redo", icon="redo")
-        self.measure_btn = W.Button(description="Measure", button_style="success",
-                                    icon="stopwatch")
+        self.measure_btn = W.Button(description="Measure", button_style="success", icon="stopwatch")
         self.export_py_btn = W.Button(description="Export Python", icon="file-code")
         self.export_json_btn = W.Button(description="Export JSON", icon="file")
-        for b, cls in ((self.apply_btn, "ansor-apply"), (self.undo_btn, "ansor-undo"),
-                       (self.redo_btn, "ansor-redo"), (self.measure_btn, "ansor-measure"),
-                       (self.export_py_btn, "ansor-export-py"),
-                       (self.export_json_btn, "ansor-export-json")):
+        for b, cls in (
+            (self.apply_btn, "ansor-apply"),
+            (self.undo_btn, "ansor-undo"),
+            (self.redo_btn, "ansor-redo"),
+            (self.measure_btn, "ansor-measure"),
+            (self.export_py_btn, "ansor-export-py"),
+            (self.export_json_btn, "ansor-export-json"),
+        ):
             b.add_class(cls)
         self.error = W.HTML()
         self.error.add_class("ansor-error")
@@ -73,10 +84,12 @@ class ExplorerUI:
 
         self.block.observe(self._guard(self._on_block), names="value")
         self.op.observe(self._guard(self._on_op), names="value")
-        self.loop.observe(self._guard(lambda _: self._factors(self.loop, self.factor)),
-                          names="value")
-        self.loop2.observe(self._guard(lambda _: self._factors(self.loop2, self.factor2)),
-                           names="value")
+        self.loop.observe(
+            self._guard(lambda _: self._factors(self.loop, self.factor)), names="value"
+        )
+        self.loop2.observe(
+            self._guard(lambda _: self._factors(self.loop2, self.factor2)), names="value"
+        )
         self.metric.observe(self._guard(lambda _: self._chart()), names="value")
         self.apply_btn.on_click(self._guard(lambda _: self._apply()))
         self.undo_btn.on_click(self._guard(lambda _: ex.undo()))
@@ -85,18 +98,29 @@ class ExplorerUI:
         self.export_py_btn.on_click(self._guard(lambda _: ex.export_python()))
         self.export_json_btn.on_click(self._guard(lambda _: ex.export_json(indent=1)))
 
-        controls = W.HBox([self.block, self.op, self.apply_btn, self.undo_btn, self.redo_btn,
-                           self.measure_btn], layout=box(flex_flow="row wrap"))
+        controls = W.HBox(
+            [self.block, self.op, self.apply_btn, self.undo_btn, self.redo_btn, self.measure_btn],
+            layout=box(flex_flow="row wrap"),
+        )
         params = W.HBox(list(self.params.values()), layout=box(flex_flow="row wrap"))
         chart = [self.metric] + ([self.fig] if self.fig is not None else [])
-        right = W.VBox([W.HTML("<b>steps</b>"), self.history, self.status, *chart],
-                       layout=box(width="42%"))
-        self.root = W.VBox([
-            W.HTML("<b>Schedule explorer</b>: pick a block and a step, set its loops, "
-                   "<i>Apply</i>; every step is recorded in the trace."),
-            controls, params, self.error, W.HBox([self.ir, right]),
-            W.HBox([self.export_py_btn, self.export_json_btn]), self.export,
-        ])
+        right = W.VBox(
+            [W.HTML("<b>steps</b>"), self.history, self.status, *chart], layout=box(width="42%")
+        )
+        self.root = W.VBox(
+            [
+                W.HTML(
+                    "<b>Schedule explorer</b>: pick a block and a step, set its loops, "
+                    "<i>Apply</i>; every step is recorded in the trace."
+                ),
+                controls,
+                params,
+                self.error,
+                W.HBox([self.ir, right]),
+                W.HBox([self.export_py_btn, self.export_json_btn]),
+                self.export,
+            ]
+        )
         self.root.add_class(CSS_CLASS)
 
     # -- plumbing ---------------------------------------------------------------------
@@ -108,6 +132,7 @@ class ExplorerUI:
                 fn(change)
             except Exception as err:  # noqa: BLE001 - a widget callback must not go silent
                 self.show_error(f"{type(err).__name__}: {err}")
+
         return run
 
     def _figure(self) -> Any:
@@ -119,19 +144,34 @@ class ExplorerUI:
             return None
         # the trace and layout go in the constructor: see _plotly on why
         return figure_widget(
-            data=[go.Scatter(x=[], y=[], mode="lines+markers", name="measured", text=[],
-                             hovertemplate="step %{x}: %{y:.4g}<br>%{text}<extra></extra>")],
-            layout={"height": 260, "width": 420, "title": "measured",
-                    "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
-                    "xaxis": {"title": "steps applied", "dtick": 1},
-                    "yaxis": {"title": "GFLOPS", "rangemode": "tozero"}})
+            data=[
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="lines+markers",
+                    name="measured",
+                    text=[],
+                    hovertemplate="step %{x}: %{y:.4g}<br>%{text}<extra></extra>",
+                )
+            ],
+            layout={
+                "height": 260,
+                "width": 420,
+                "title": "measured",
+                "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+                "xaxis": {"title": "steps applied", "dtick": 1},
+                "yaxis": {"title": "GFLOPS", "rangemode": "tozero"},
+            },
+        )
 
     def show_error(self, text: str) -> None:
         """Show an error inline (red), or clear it."""
         self.error.value = (
             f'<div style="color:#b00020;background:#fdecea;padding:4px 8px;'
             f'border-radius:3px;white-space:pre-wrap">{html.escape(text)}</div>'
-            if text else "")
+            if text
+            else ""
+        )
 
     def show_export(self, text: str) -> None:
         """Put exported text into the copyable text area and show it."""
@@ -155,8 +195,12 @@ class ExplorerUI:
         if op == "split":
             params = {"loop": self.loop.value, "factor": self.factor.value}
         elif op == "tile":
-            params = {"x": self.loop.value, "y": self.loop2.value,
-                      "x_factor": self.factor.value, "y_factor": self.factor2.value}
+            params = {
+                "x": self.loop.value,
+                "y": self.loop2.value,
+                "x_factor": self.factor.value,
+                "y_factor": self.factor2.value,
+            }
         elif op == "reorder":
             params = {"loops": list(self.order.value)}
         elif op == "fuse":
@@ -197,8 +241,11 @@ class ExplorerUI:
         values = [v for _, v in opts]
         own = [i.name for i in infos if i.block == ex.block]
         # default to the block's own loops that can be split (extent > 1)
-        pool = [(i.block, i.name) for i in infos if i.block == ex.block and i.extent > 1] \
-            or [v for v in values if v[0] == ex.block] or values
+        pool = (
+            [(i.block, i.name) for i in infos if i.block == ex.block and i.extent > 1]
+            or [v for v in values if v[0] == ex.block]
+            or values
+        )
         for dd, fallback in ((self.loop, 0), (self.loop2, 1)):
             old = dd.value
             dd.options = opts
@@ -221,16 +268,18 @@ class ExplorerUI:
             w.layout.display = "" if name in wanted else "none"
 
     def _factors(self, loop: Any, factor: Any) -> None:
-        info = next((i for i in self.ex.loops(self.ex.block)
-                     if (i.block, i.name) == loop.value), None)
+        info = next(
+            (i for i in self.ex.loops(self.ex.block) if (i.block, i.name) == loop.value), None
+        )
         if info is None:
             factor.options = []
             return
         options = divisors(info.extent)
         old = factor.value
         factor.options = options
-        factor.value = old if old in options and old not in (1, info.extent) \
-            else _default_factor(info.extent)
+        factor.value = (
+            old if old in options and old not in (1, info.extent) else _default_factor(info.extent)
+        )
 
     def _history_html(self) -> str:
         ex = self.ex

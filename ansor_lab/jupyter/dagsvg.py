@@ -57,8 +57,12 @@ def dag_svg(dag: ComputeDAG) -> str:
     cols = layers(dag)
     col_of = {id(op): c for c, ops in enumerate(cols) for op in ops}
     # an edge that skips a layer runs in its own lane above the boxes, not through them
-    skips = [(t.op, op) for op in dag.ops for t in _unique_inputs(op)
-             if col_of[id(op)] - col_of[id(t.op)] > 1]
+    skips = [
+        (t.op, op)
+        for op in dag.ops
+        for t in _unique_inputs(op)
+        if col_of[id(op)] - col_of[id(t.op)] > 1
+    ]
     top = LANE * len(skips) + (4 if skips else 0)
     rows = max((len(c) for c in cols), default=1)
     width = PAD * 2 + len(cols) * BOX_W + max(0, len(cols) - 1) * GAP_X
@@ -91,13 +95,16 @@ def dag_svg(dag: ComputeDAG) -> str:
                 d = f"M{sx:.1f},{sy:.1f} C{mid:.1f},{sy:.1f} {mid:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
             else:
                 a, b = sx + GAP_X / 2, ex - GAP_X / 2
-                d = (f"M{sx:.1f},{sy:.1f} C{a:.1f},{sy:.1f} {a:.1f},{lane:.1f} "
-                     f"{a + 12:.1f},{lane:.1f} L{b - 12:.1f},{lane:.1f} "
-                     f"C{b:.1f},{lane:.1f} {b:.1f},{ey:.1f} {ex:.1f},{ey:.1f}")
+                d = (
+                    f"M{sx:.1f},{sy:.1f} C{a:.1f},{sy:.1f} {a:.1f},{lane:.1f} "
+                    f"{a + 12:.1f},{lane:.1f} L{b - 12:.1f},{lane:.1f} "
+                    f"C{b:.1f},{lane:.1f} {b:.1f},{ey:.1f} {ex:.1f},{ey:.1f}"
+                )
             parts.append(
                 f'<path class="al-edge" d="{d}" fill="none" stroke="#495057" '
                 f'stroke-width="1.3" marker-end="url(#{marker})">'
-                f"<title>{esc(op.name)} reads {esc(t.op.name)}</title></path>")
+                f"<title>{esc(op.name)} reads {esc(t.op.name)}</title></path>"
+            )
     outputs = {id(op) for op in dag.output_ops}
     for op in dag.ops:
         x, y = pos[id(op)]
@@ -114,7 +121,8 @@ def dag_svg(dag: ComputeDAG) -> str:
             f'<text x="{x + 8:.1f}" y="{y + 33:.1f}" fill="#343a40">'
             f"{esc(_short(shape + ' ' + op.dtype, 28))}</text>"
             f'<text x="{x + 8:.1f}" y="{y + 48:.1f}" fill="#868e96" font-size="11">'
-            f"{esc(_short(_detail(op), 30))}</text></g>")
+            f"{esc(_short(_detail(op), 30))}</text></g>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 

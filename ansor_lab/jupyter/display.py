@@ -36,8 +36,7 @@ def _safe_repr(obj: Any) -> str:
 
 def primfunc_bundle(func: Any) -> dict:
     """A PrimFunc as highlighted TVMScript-like code."""
-    cap = header(f"<b>PrimFunc</b> <code>{esc(func.name)}</code>",
-                 f"{len(func.params)} buffers")
+    cap = header(f"<b>PrimFunc</b> <code>{esc(func.name)}</code>", f"{len(func.params)} buffers")
     return {"text/plain": _safe_repr(func), "text/html": cap + highlight(func.script())}
 
 
@@ -62,9 +61,11 @@ def dag_bundle(dag: Any) -> dict:
 
     svg = dag_svg(dag)
     text = _safe_repr(dag)
-    html = (header(esc(dag_caption(dag))) + f'<div style="overflow-x:auto">{svg}</div>'
-            f'<details style="{FONT};font-size:12px"><summary>as text</summary>'
-            f"{pre(text)}</details>")
+    html = (
+        header(esc(dag_caption(dag))) + f'<div style="overflow-x:auto">{svg}</div>'
+        f'<details style="{FONT};font-size:12px"><summary>as text</summary>'
+        f"{pre(text)}</details>"
+    )
     return {"text/plain": text, "text/html": html, "image/svg+xml": svg}
 
 
@@ -95,22 +96,38 @@ class ScheduleTiming:
         return f"{fmt_seconds(self.mean)} · {self.gflops:.3g} GFLOPS · {check}"
 
     def __repr__(self) -> str:
-        return (f"ScheduleTiming(mean={self.mean * 1e3:.4f} ms, gflops={self.gflops:.3f}, "
-                f"correct={self.correct}, target={self.target!r})")
+        return (
+            f"ScheduleTiming(mean={self.mean * 1e3:.4f} ms, gflops={self.gflops:.3f}, "
+            f"correct={self.correct}, target={self.target!r})"
+        )
 
     def to_html(self) -> str:
         """A small table of the measurement."""
-        ok = {True: badge("correct", "#2f9e44"), False: badge("WRONG", "#e03131"),
-              None: badge("unchecked", "#868e96")}[self.correct]
-        rows = [("mean", fmt_seconds(self.mean)), ("median", fmt_seconds(self.median)),
-                ("std", fmt_seconds(self.std)), ("GFLOPS", f"{self.gflops:.4g}"),
-                ("FLOP", f"{self.flop_ct:.4g}"), ("max |err|", f"{self.max_abs_err:.3g}"),
-                ("repeats", f"{self.repeat} × {self.number} runs"), ("target", self.target)]
-        cells = "".join(f'<tr><td style="padding:1px 10px 1px 0;color:#868e96">{esc(k)}</td>'
-                        f'<td style="{MONO}">{esc(v)}</td></tr>' for k, v in rows)
-        return (f'<div style="{FONT};font-size:12px"><b>{esc(fmt_seconds(self.mean))}</b>, '
-                f"<b>{self.gflops:.4g} GFLOPS</b>{ok}<table style='margin-top:4px'>{cells}"
-                "</table></div>")
+        ok = {
+            True: badge("correct", "#2f9e44"),
+            False: badge("WRONG", "#e03131"),
+            None: badge("unchecked", "#868e96"),
+        }[self.correct]
+        rows = [
+            ("mean", fmt_seconds(self.mean)),
+            ("median", fmt_seconds(self.median)),
+            ("std", fmt_seconds(self.std)),
+            ("GFLOPS", f"{self.gflops:.4g}"),
+            ("FLOP", f"{self.flop_ct:.4g}"),
+            ("max |err|", f"{self.max_abs_err:.3g}"),
+            ("repeats", f"{self.repeat} × {self.number} runs"),
+            ("target", self.target),
+        ]
+        cells = "".join(
+            f'<tr><td style="padding:1px 10px 1px 0;color:#868e96">{esc(k)}</td>'
+            f'<td style="{MONO}">{esc(v)}</td></tr>'
+            for k, v in rows
+        )
+        return (
+            f'<div style="{FONT};font-size:12px"><b>{esc(fmt_seconds(self.mean))}</b>, '
+            f"<b>{self.gflops:.4g} GFLOPS</b>{ok}<table style='margin-top:4px'>{cells}"
+            "</table></div>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         return {"text/plain": repr(self), "text/html": self.to_html()}
@@ -142,9 +159,17 @@ def _tensors_of(sch: Any, args: Any) -> list | None:
     return None
 
 
-def measure(sch: Any, args: Any = None, target: Any = None, *, number: int = 1,
-            repeat: int = 5, min_repeat_ms: float = 20, check: bool = True,
-            seed: int = 0) -> ScheduleTiming:
+def measure(
+    sch: Any,
+    args: Any = None,
+    target: Any = None,
+    *,
+    number: int = 1,
+    repeat: int = 5,
+    min_repeat_ms: float = 20,
+    check: bool = True,
+    seed: int = 0,
+) -> ScheduleTiming:
     """Build ``sch`` (tir/te schedule or PrimFunc), check it against the numpy reference,
     time it, and remember the time so the schedule's display shows it."""
     from ..dsl.dag import ComputeDAG
@@ -170,8 +195,7 @@ def measure(sch: Any, args: Any = None, target: Any = None, *, number: int = 1,
             if got.dtype.kind == "f":
                 tol = 1e-3 if got.dtype.itemsize <= 4 else 1e-6
                 scale = max(1.0, float(np.abs(want).max(initial=0.0)))
-                diff = float(np.nanmax(np.abs(got.astype(float) - want.astype(float)),
-                                       initial=0.0))
+                diff = float(np.nanmax(np.abs(got.astype(float) - want.astype(float)), initial=0.0))
                 ok = np.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True)
             else:
                 diff = float(np.abs(got.astype(np.int64) - want.astype(np.int64)).max(initial=0))
@@ -180,9 +204,19 @@ def measure(sch: Any, args: Any = None, target: Any = None, *, number: int = 1,
             correct = correct and bool(ok)
     bench = mod.time_evaluator(number=number, repeat=repeat, min_repeat_ms=min_repeat_ms)(*arrays)
     flop = ComputeDAG(tensors).flop_ct if tensors else 0.0
-    timing = ScheduleTiming(bench.mean, bench.median, bench.std, tuple(bench.results),
-                            flop / bench.mean / 1e9 if bench.mean > 0 else 0.0, flop, correct,
-                            err, str(mod.target), number, repeat)
+    timing = ScheduleTiming(
+        bench.mean,
+        bench.median,
+        bench.std,
+        tuple(bench.results),
+        flop / bench.mean / 1e9 if bench.mean > 0 else 0.0,
+        flop,
+        correct,
+        err,
+        str(mod.target),
+        number,
+        repeat,
+    )
     try:
         _TIMINGS[sch] = (getattr(sch, "state", None), timing)
     except TypeError:  # not weak-referenceable: nothing to annotate
@@ -200,16 +234,26 @@ def schedule_bundle(sch: Any) -> dict:
         func = sch.mod.main_function()
     except Exception as err:  # noqa: BLE001 - show the trace even when lowering fails
         msg = f"lowering failed: {type(err).__name__}: {err}"
-        return {"text/plain": f"tir.Schedule({n} steps; {msg})",
-                "text/html": header(f"<b>tir.Schedule</b> · {n} steps", esc(msg))
-                + highlight(str(sch.trace))}
+        return {
+            "text/plain": f"tir.Schedule({n} steps; {msg})",
+            "text/html": header(f"<b>tir.Schedule</b> · {n} steps", esc(msg))
+            + highlight(str(sch.trace)),
+        }
     timing = timing_of(sch)
-    blocks = ", ".join(st.name for st in sch.state.stages.values()
-                       if not isinstance(st.op, PlaceholderOp))
-    cap = header("<b>tir.Schedule</b>", f"{n} steps", f"blocks: {esc(blocks)}" if blocks else "",
-                 f"<b>{esc(timing.summary())}</b>" if timing else "")
-    panels = [("Loop nest", loop_nest_html(func)), ("IR", highlight(func.script())),
-              ("Trace", highlight(str(sch.trace)))]
+    blocks = ", ".join(
+        st.name for st in sch.state.stages.values() if not isinstance(st.op, PlaceholderOp)
+    )
+    cap = header(
+        "<b>tir.Schedule</b>",
+        f"{n} steps",
+        f"blocks: {esc(blocks)}" if blocks else "",
+        f"<b>{esc(timing.summary())}</b>" if timing else "",
+    )
+    panels = [
+        ("Loop nest", loop_nest_html(func)),
+        ("IR", highlight(func.script())),
+        ("Trace", highlight(str(sch.trace))),
+    ]
     if timing is not None:
         panels.append(("Time", timing.to_html()))
     return {"text/plain": _safe_repr(sch), "text/html": cap + tabs(panels)}
@@ -242,9 +286,11 @@ def module_bundle(mod: Any) -> dict:
             panels.append((title, pre(f"unavailable: {err}")))
     panels.append(("Loop report", pre(mod.loop_report())))
     panels.append(("TIR", highlight(mod.func.script())))
-    cap = header(f"<b>Module</b> <code>{esc(mod.entry_name)}</code>",
-                 f"target <code>{esc(mod.target)}</code>",
-                 f"{len(mod.func.params)} arguments")
+    cap = header(
+        f"<b>Module</b> <code>{esc(mod.entry_name)}</code>",
+        f"target <code>{esc(mod.target)}</code>",
+        f"{len(mod.func.params)} arguments",
+    )
     return {"text/plain": _safe_repr(mod), "text/html": cap + tabs(panels)}
 
 
@@ -263,31 +309,51 @@ class RecordsTable:
     k: int
 
     def __repr__(self) -> str:
-        lines = [f"top {len(self.rows)} of {self.total} records in {self.filename} "
-                 f"({self.errors} errors)",
-                 f"{'#':>3} {'GFLOPS':>10} {'mean ms':>10} {'steps':>5}  workload"]
+        lines = [
+            f"top {len(self.rows)} of {self.total} records in {self.filename} "
+            f"({self.errors} errors)",
+            f"{'#':>3} {'GFLOPS':>10} {'mean ms':>10} {'steps':>5}  workload",
+        ]
         for r in self.rows:
-            lines.append(f"{r['rank']:>3} {r['gflops']:>10.3f} {r['mean_ms']:>10.4f} "
-                         f"{r['steps']:>5}  {r['workload'][:50]}")
+            lines.append(
+                f"{r['rank']:>3} {r['gflops']:>10.3f} {r['mean_ms']:>10.4f} "
+                f"{r['steps']:>5}  {r['workload'][:50]}"
+            )
         return "\n".join(lines)
 
     def to_html(self) -> str:
         """The table as HTML (sorted by GFLOPS, fastest first)."""
-        th = ("padding:3px 8px;border-bottom:2px solid #adb5bd;text-align:right;"
-              "background:#f1f3f5;white-space:nowrap")
-        cols = [("#", ""), ("GFLOPS", " ▼"), ("mean", " ⇅"), ("std", " ⇅"), ("steps", " ⇅"),
-                ("workload", " ⇅"), ("target", ""), ("measured at", " ⇅")]
-        head = "".join(f'<th style="{th}">{esc(c)}<span style="color:#868e96">{a}</span></th>'
-                       for c, a in cols)
+        th = (
+            "padding:3px 8px;border-bottom:2px solid #adb5bd;text-align:right;"
+            "background:#f1f3f5;white-space:nowrap"
+        )
+        cols = [
+            ("#", ""),
+            ("GFLOPS", " ▼"),
+            ("mean", " ⇅"),
+            ("std", " ⇅"),
+            ("steps", " ⇅"),
+            ("workload", " ⇅"),
+            ("target", ""),
+            ("measured at", " ⇅"),
+        ]
+        head = "".join(
+            f'<th style="{th}">{esc(c)}<span style="color:#868e96">{a}</span></th>' for c, a in cols
+        )
         body = []
         best = self.rows[0]["gflops"] if self.rows else 0.0
         for r in self.rows:
             td = "padding:2px 8px;border-bottom:1px solid #e9ecef;text-align:right"
             bar_w = int(60 * r["gflops"] / best) if best > 0 else 0
-            bar = (f'<span style="display:inline-block;width:{bar_w}px;height:8px;'
-                   f'background:#74c0fc;margin-right:6px;vertical-align:middle"></span>')
-            trace = (f'<details><summary>{r["steps"]}</summary>{highlight(r["trace_py"])}'
-                     "</details>" if r.get("trace_py") else str(r["steps"]))
+            bar = (
+                f'<span style="display:inline-block;width:{bar_w}px;height:8px;'
+                f'background:#74c0fc;margin-right:6px;vertical-align:middle"></span>'
+            )
+            trace = (
+                f"<details><summary>{r['steps']}</summary>{highlight(r['trace_py'])}</details>"
+                if r.get("trace_py")
+                else str(r["steps"])
+            )
             body.append(
                 f"<tr><td style='{td}'>{r['rank']}</td>"
                 f"<td style='{td};font-weight:600'>{bar}{r['gflops']:.4g}</td>"
@@ -297,19 +363,26 @@ class RecordsTable:
                 f"<td style='{td};text-align:left;{MONO}' title='{esc(r['workload'])}'>"
                 f"{esc(r['workload'][:40])}</td>"
                 f"<td style='{td};text-align:left;{MONO}'>{esc(r['target'][:30])}</td>"
-                f"<td style='{td}'>{esc(r['time'])}</td></tr>")
-        cap = header(f"<b>Records</b> <code>{esc(self.filename)}</code>",
-                     f"top {len(self.rows)} of {self.total}", f"{self.errors} errors")
-        return (cap + f'<table class="al-records" style="border-collapse:collapse;{FONT};'
-                f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
-                "</tbody></table>")
+                f"<td style='{td}'>{esc(r['time'])}</td></tr>"
+            )
+        cap = header(
+            f"<b>Records</b> <code>{esc(self.filename)}</code>",
+            f"top {len(self.rows)} of {self.total}",
+            f"{self.errors} errors",
+        )
+        return (
+            cap + f'<table class="al-records" style="border-collapse:collapse;{FONT};'
+            f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
+            "</tbody></table>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         return {"text/plain": repr(self), "text/html": self.to_html()}
 
 
-def records_table(log: str, k: int = 10, workload_key: str | None = None,
-                  show_traces: bool = True) -> RecordsTable:
+def records_table(
+    log: str, k: int = 10, workload_key: str | None = None, show_traces: bool = True
+) -> RecordsTable:
     """The ``k`` fastest valid records of a log (optionally of one workload) as a table."""
     from ..measure.records import load_records
 
@@ -328,12 +401,16 @@ def records_table(log: str, k: int = 10, workload_key: str | None = None,
     for rank, (cost, inp, res) in enumerate(good[:k], 1):
         costs = np.asarray(res.costs, dtype=float)
         row = {
-            "rank": rank, "mean_ms": cost * 1e3, "std_ms": float(costs.std()) * 1e3,
+            "rank": rank,
+            "mean_ms": cost * 1e3,
+            "std_ms": float(costs.std()) * 1e3,
             "gflops": inp.flop_ct / cost / 1e9 if cost > 0 else math.nan,
-            "workload": inp.workload_key, "target": inp.target,
+            "workload": inp.workload_key,
+            "target": inp.target,
             "steps": len(inp.trace.get("insts", [])) if isinstance(inp.trace, dict) else 0,
             "time": datetime.datetime.fromtimestamp(res.timestamp).strftime("%Y-%m-%d %H:%M:%S")
-            if res.timestamp else "",
+            if res.timestamp
+            else "",
             "trace": inp.trace,
         }
         if show_traces:
@@ -362,8 +439,14 @@ def _printers() -> dict:
     from ..schedule.tir_schedule import Schedule
     from ..schedule.trace import Trace
 
-    return {PrimFunc: primfunc_bundle, IRModule: irmodule_bundle, Trace: trace_bundle,
-            ComputeDAG: dag_bundle, Schedule: schedule_bundle, Module: module_bundle}
+    return {
+        PrimFunc: primfunc_bundle,
+        IRModule: irmodule_bundle,
+        Trace: trace_bundle,
+        ComputeDAG: dag_bundle,
+        Schedule: schedule_bundle,
+        Module: module_bundle,
+    }
 
 
 def mimebundle(obj: Any) -> dict:

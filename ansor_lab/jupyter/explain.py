@@ -112,8 +112,9 @@ def trace_text(obj: Any) -> str:
     raise ExplainError(f"cannot read a trace from a {type(obj).__name__}")
 
 
-def trace_diff(reference: Any, other: Any, ref_name: str = "reference",
-               other_name: str = "this record") -> list[str]:
+def trace_diff(
+    reference: Any, other: Any, ref_name: str = "reference", other_name: str = "this record"
+) -> list[str]:
     """Unified diff (lines) from ``reference``'s trace to ``other``'s."""
     a = trace_text(reference).splitlines()
     b = trace_text(other).splitlines()
@@ -176,22 +177,32 @@ class RecordExplanation:
 
     def __str__(self) -> str:
         rank = f"rank {self.rank}" if self.rank else "failed"
-        lines = [f"record {self.index} ({rank}) of {self.workload_key}",
-                 f"sketch {self.sketch}: {self.sketch_description}"]
+        lines = [
+            f"record {self.index} ({rank}) of {self.workload_key}",
+            f"sketch {self.sketch}: {self.sketch_description}",
+        ]
         if self.error:
             lines.append(f"error: {self.error}")
         else:
-            lines.append(f"measured: {self.seconds * 1e3:.4g} ms = {self.gflops:.4g} GFLOPS "
-                         f"(score {self.measured_score:.3f} of the best)")
+            lines.append(
+                f"measured: {self.seconds * 1e3:.4g} ms = {self.gflops:.4g} GFLOPS "
+                f"(score {self.measured_score:.3f} of the best)"
+            )
         if self.predicted_score is not None:
-            lines.append(f"predicted: score {self.predicted_score:.3f} = "
-                         f"{self.predicted_gflops:.4g} GFLOPS")
+            lines.append(
+                f"predicted: score {self.predicted_score:.3f} = {self.predicted_gflops:.4g} GFLOPS"
+            )
         if self.features:
             lines.append("features the model weighs most (importance: this / best):")
-            lines += [f"  {f.name:<28} {f.importance:.3f}: {f.value:.3g} / {f.best_value:.3g}"
-                      for f in self.features]
-        lines.append(f"trace diff against {self.reference}:" if self.diff
-                     else f"same trace as {self.reference}")
+            lines += [
+                f"  {f.name:<28} {f.importance:.3f}: {f.value:.3g} / {f.best_value:.3g}"
+                for f in self.features
+            ]
+        lines.append(
+            f"trace diff against {self.reference}:"
+            if self.diff
+            else f"same trace as {self.reference}"
+        )
         lines += self.diff
         return "\n".join(lines)
 
@@ -201,29 +212,48 @@ class RecordExplanation:
         if self.error:
             facts.append(("error", self.error))
         else:
-            facts.append(("measured", f"{self.seconds * 1e3:.4g} ms, {self.gflops:.4g} GFLOPS "
-                                      f"(score {self.measured_score:.3f})"))
+            facts.append(
+                (
+                    "measured",
+                    f"{self.seconds * 1e3:.4g} ms, {self.gflops:.4g} GFLOPS "
+                    f"(score {self.measured_score:.3f})",
+                )
+            )
         if self.predicted_score is not None:
-            facts.append(("predicted", f"score {self.predicted_score:.3f}, about "
-                                       f"{self.predicted_gflops:.4g} GFLOPS"))
-        rows = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td style='text-align:"
-                       f"left'>{e(v)}</td></tr>" for k, v in facts)
+            facts.append(
+                (
+                    "predicted",
+                    f"score {self.predicted_score:.3f}, about {self.predicted_gflops:.4g} GFLOPS",
+                )
+            )
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{e(k)}</th><td style='text-align:"
+            f"left'>{e(v)}</td></tr>"
+            for k, v in facts
+        )
         feats = "".join(
             f"<tr><td style='text-align:left'><code>{e(f.name)}</code></td>"
             f"<td>{f.importance:.3f}</td><td>{f.value:.3g}</td><td>{f.best_value:.3g}</td></tr>"
-            for f in self.features)
+            for f in self.features
+        )
         feat_table = (
             "<table><tr><th>feature</th><th>importance</th><th>this</th><th>best</th></tr>"
-            f"{feats}</table>" if feats else "<i>no trained model: no feature weights</i>")
-        diff = "".join(_diff_line(line) for line in self.diff) or \
-            f"<i>same trace as {e(self.reference)}</i>"
+            f"{feats}</table>"
+            if feats
+            else "<i>no trained model: no feature weights</i>"
+        )
+        diff = (
+            "".join(_diff_line(line) for line in self.diff)
+            or f"<i>same trace as {e(self.reference)}</i>"
+        )
         rank = f"rank {self.rank}" if self.rank else "failed"
         return (
             f"<div class='ansor-explain'><b>record {self.index}</b> ({rank})"
             f"<table>{rows}</table><b>features the model weighs most</b>{feat_table}"
             f"<b>trace against {e(self.reference)}</b><pre style='font-size:11px'>{diff}</pre>"
             f"<details><summary>program</summary><pre style='font-size:11px'>{e(self.ir)}"
-            "</pre></details></div>")
+            "</pre></details></div>"
+        )
 
 
 def _diff_line(line: str) -> str:
@@ -234,8 +264,14 @@ def _diff_line(line: str) -> str:
     return f"<span{style}>{html.escape(line)}</span>\n"
 
 
-def explain_record(log_file: str, record: Any = None, task: Any = None, model: Any = None,
-                   against: Any = None, top: int = 8) -> RecordExplanation:
+def explain_record(
+    log_file: str,
+    record: Any = None,
+    task: Any = None,
+    model: Any = None,
+    against: Any = None,
+    top: int = 8,
+) -> RecordExplanation:
     """Explain one record of ``log_file`` (the best when ``record`` is None, else its index
     in the log as ``top_records`` and ``load_records`` number it).
 
@@ -263,8 +299,11 @@ def explain_record(log_file: str, record: Any = None, task: Any = None, model: A
     best = ranked[0] if ranked else None
 
     sketches = sketches_of(task)
-    desc = sketches[inp.sketch].describe() if inp.sketch is not None \
-        and 0 <= inp.sketch < len(sketches) else "(not from a sketch)"
+    desc = (
+        sketches[inp.sketch].describe()
+        if inp.sketch is not None and 0 <= inp.sketch < len(sketches)
+        else "(not from a sketch)"
+    )
     sch = _schedule(inp)
     feats = _features(sch)
     best_sch = _schedule(best[1]) if best is not None else None
@@ -285,8 +324,7 @@ def explain_record(log_file: str, record: Any = None, task: Any = None, model: A
     if hasattr(model, "feature_importances"):
         for name, imp in model.feature_importances(FEATURE_NAMES)[:top]:
             k = names.index(name)
-            weights.append(FeatureWeight(name, float(imp), float(feats[k]),
-                                         float(best_feats[k])))
+            weights.append(FeatureWeight(name, float(imp), float(feats[k]), float(best_feats[k])))
 
     if against is not None:
         reference, ref_text = "your schedule", trace_text(against)
@@ -297,13 +335,22 @@ def explain_record(log_file: str, record: Any = None, task: Any = None, model: A
     diff = trace_diff(ref_text, sch.trace, reference, f"record {index}")
     ok = res.error_no == 0
     return RecordExplanation(
-        index=index, rank=rank, workload_key=key, sketch=inp.sketch, sketch_description=desc,
+        index=index,
+        rank=rank,
+        workload_key=key,
+        sketch=inp.sketch,
+        sketch_description=desc,
         seconds=res.mean_cost if ok else math.inf,
         gflops=inp.flop_ct / res.mean_cost / 1e9 if ok else 0.0,
         error="" if ok else f"{res.error_kind}: {res.error_msg[:300]}",
         measured_score=best[2].mean_cost / res.mean_cost if ok and best else 0.0,
-        predicted_score=predicted, predicted_gflops=predicted_gflops, features=weights,
-        trace=str(sch.trace), reference=reference, diff=diff, ir=sch.mod.script(),
+        predicted_score=predicted,
+        predicted_gflops=predicted_gflops,
+        features=weights,
+        trace=str(sch.trace),
+        reference=reference,
+        diff=diff,
+        ir=sch.mod.script(),
     )
 
 
@@ -337,14 +384,15 @@ class Table(list):
     def __str__(self) -> str:
         cells = [self.headers] + self._cells()
         widths = [max(len(c[k]) for c in cells) for k in range(len(self.headers))]
-        return "\n".join("  ".join(c[k].ljust(widths[k]) for k in range(len(c)))
-                         for c in cells)
+        return "\n".join("  ".join(c[k].ljust(widths[k]) for k in range(len(c))) for c in cells)
 
     def _repr_html_(self) -> str:
         e = html.escape
         head = "".join(f"<th>{e(h)}</th>" for h in self.headers)
-        body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{e(c)}</td>"
-                                        for c in row) + "</tr>" for row in self._cells())
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:left'>{e(c)}</td>" for c in row) + "</tr>"
+            for row in self._cells()
+        )
         return f"<table><tr>{head}</tr>{body}</table>"
 
     def __repr__(self) -> str:
@@ -364,15 +412,29 @@ def sketch_summary(log_file: str, task: Any = None) -> Table:
     for s in sketches:
         mine = [r for r in recs if r[1].sketch == s.index]
         good = [r[1].flop_ct / r[2].mean_cost / 1e9 for r in mine if r[2].error_no == 0]
-        rows.append(SketchStats(s.index, s.describe(), len(mine),
-                                sum(1 for r in mine if r[2].error_no != 0),
-                                max(good, default=0.0),
-                                float(np.mean(good)) if good else 0.0))
+        rows.append(
+            SketchStats(
+                s.index,
+                s.describe(),
+                len(mine),
+                sum(1 for r in mine if r[2].error_no != 0),
+                max(good, default=0.0),
+                float(np.mean(good)) if good else 0.0,
+            )
+        )
     rows.sort(key=lambda r: -r.best_gflops)
-    return Table(rows, ["sketch", "structure", "trials", "errors", "best GFLOPS",
-                        "mean GFLOPS"],
-                 lambda r: [str(r.sketch), r.description, str(r.trials), str(r.errors),
-                            f"{r.best_gflops:.3f}", f"{r.mean_gflops:.3f}"])
+    return Table(
+        rows,
+        ["sketch", "structure", "trials", "errors", "best GFLOPS", "mean GFLOPS"],
+        lambda r: [
+            str(r.sketch),
+            r.description,
+            str(r.trials),
+            str(r.errors),
+            f"{r.best_gflops:.3f}",
+            f"{r.mean_gflops:.3f}",
+        ],
+    )
 
 
 @dataclass
@@ -395,26 +457,40 @@ class PredictionCheck:
         """A plotly scatter: predicted (x) vs measured (y) throughput."""
         import plotly.graph_objects as go
 
-        top = float(max(1.0, np.max(self.measured, initial=0), np.max(self.predicted,
-                                                                      initial=0)))
-        fig = go.Figure([
-            go.Scatter(x=[0, top], y=[0, top], mode="lines", name="perfect",
-                       line={"dash": "dot", "color": "#999"}),
-            go.Scatter(x=self.predicted, y=self.measured, mode="markers", name="programs",
-                       text=[f"record {k}" for k in self.records],
-                       hovertemplate="%{text}: predicted %{x:.3f}, measured %{y:.3f}"
-                                     "<extra></extra>"),
-        ])
+        top = float(max(1.0, np.max(self.measured, initial=0), np.max(self.predicted, initial=0)))
+        fig = go.Figure(
+            [
+                go.Scatter(
+                    x=[0, top],
+                    y=[0, top],
+                    mode="lines",
+                    name="perfect",
+                    line={"dash": "dot", "color": "#999"},
+                ),
+                go.Scatter(
+                    x=self.predicted,
+                    y=self.measured,
+                    mode="markers",
+                    name="programs",
+                    text=[f"record {k}" for k in self.records],
+                    hovertemplate="%{text}: predicted %{x:.3f}, measured %{y:.3f}<extra></extra>",
+                ),
+            ]
+        )
         fig.update_layout(
             title=f"cost model: pairwise accuracy {self.pairwise_accuracy:.2f} "
-                  f"(trained on {self.trained_on})",
+            f"(trained on {self.trained_on})",
             xaxis={"title": "predicted throughput (best = 1)"},
-            yaxis={"title": "measured throughput (best = 1)"}, width=520, height=420)
+            yaxis={"title": "measured throughput (best = 1)"},
+            width=520,
+            height=420,
+        )
         return fig
 
 
-def predicted_vs_measured(log_file: str, model: Any = None, holdout: float = 0.5,
-                          workload_key: str | None = None) -> PredictionCheck:
+def predicted_vs_measured(
+    log_file: str, model: Any = None, holdout: float = 0.5, workload_key: str | None = None
+) -> PredictionCheck:
     """How well a cost model predicts the log's programs.
 
     With no ``model``, a fresh RandomForestModel learns from the first ``1 - holdout`` of
@@ -429,8 +505,9 @@ def predicted_vs_measured(log_file: str, model: Any = None, holdout: float = 0.5
         if inp.workload_key != key:
             continue
         try:
-            rows.append((k, _features(_schedule(inp)), res.mean_cost if res.error_no == 0
-                         else math.inf))
+            rows.append(
+                (k, _features(_schedule(inp)), res.mean_cost if res.error_no == 0 else math.inf)
+            )
         except AnsorLabError:
             continue
     if not rows:
@@ -440,8 +517,7 @@ def predicted_vs_measured(log_file: str, model: Any = None, holdout: float = 0.5
     if model is None:
         cut = max(2, int(round(len(rows) * (1 - holdout))))
         model = RandomForestModel(min_samples=2)
-        model.update([f for _, f, _ in rows[:cut]], [c for _, _, c in rows[:cut]],
-                     [key] * cut)
+        model.update([f for _, f, _ in rows[:cut]], [c for _, _, c in rows[:cut]], [key] * cut)
         trained = cut
         test = list(range(cut, len(rows))) or list(range(len(rows)))
     else:
@@ -458,15 +534,17 @@ def predicted_vs_measured(log_file: str, model: Any = None, holdout: float = 0.5
 class TopKBrowser:
     """A widget over a log's k fastest records: pick one, read its explanation."""
 
-    def __init__(self, log_file: str, k: int = 10, task: Any = None, model: Any = None,
-                 against: Any = None) -> None:
+    def __init__(
+        self, log_file: str, k: int = 10, task: Any = None, model: Any = None, against: Any = None
+    ) -> None:
         self.log_file = log_file
         self.records = top_records(log_file, k, task.workload_key if task else None)
         if not self.records:
             raise ExplainError(f"{log_file} has no successful record to browse")
         self.task = task
-        self.model = model if model is not None else train_model(
-            log_file, self.records[0][1].workload_key)
+        self.model = (
+            model if model is not None else train_model(log_file, self.records[0][1].workload_key)
+        )
         self.against = against
         self._cache: dict = {}
         self._widget: Any = None
@@ -476,8 +554,9 @@ class TopKBrowser:
         if not 1 <= rank <= len(self.records):
             raise ExplainError(f"rank {rank} out of 1..{len(self.records)}")
         if rank not in self._cache:
-            self._cache[rank] = explain_record(self.log_file, self.records[rank - 1][0],
-                                               self.task, self.model, self.against)
+            self._cache[rank] = explain_record(
+                self.log_file, self.records[rank - 1][0], self.task, self.model, self.against
+            )
         return self._cache[rank]
 
     @property
@@ -489,14 +568,15 @@ class TopKBrowser:
             options = []
             for r, (idx, inp, res) in enumerate(self.records, 1):
                 gf = inp.flop_ct / res.mean_cost / 1e9
-                options.append((f"#{r}  {gf:.3f} GFLOPS  sketch {inp.sketch}  (record {idx})",
-                                r))
-            self.select = W.Select(options=options, value=1, rows=min(10, len(options)),
-                                   layout=W.Layout(width="420px"))
+                options.append((f"#{r}  {gf:.3f} GFLOPS  sketch {inp.sketch}  (record {idx})", r))
+            self.select = W.Select(
+                options=options, value=1, rows=min(10, len(options)), layout=W.Layout(width="420px")
+            )
             self.pane = W.HTML()
             self.select.observe(lambda ch: self._show(ch["new"]), names="value")
-            self._widget = W.VBox([W.HTML(f"<b>top {len(options)} of {self.log_file}</b>"),
-                                   self.select, self.pane])
+            self._widget = W.VBox(
+                [W.HTML(f"<b>top {len(options)} of {self.log_file}</b>"), self.select, self.pane]
+            )
             self._widget.add_class("ansor-topk")
             self._show(1)
         return self._widget
@@ -510,7 +590,8 @@ class TopKBrowser:
         display(self.widget)
 
 
-def top_k_browser(log_file: str, k: int = 10, task: Any = None, model: Any = None,
-                  against: Any = None) -> TopKBrowser:
+def top_k_browser(
+    log_file: str, k: int = 10, task: Any = None, model: Any = None, against: Any = None
+) -> TopKBrowser:
     """A browser widget over the ``k`` fastest records of a log (display it)."""
     return TopKBrowser(log_file, k, task, model, against)

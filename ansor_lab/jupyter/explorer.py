@@ -29,8 +29,19 @@ from ..schedule.tir_schedule import LoopInfo, Schedule
 from ..schedule.trace import BlockRV, LoopRV, Trace
 
 #: The primitives the explorer offers, in menu order.
-OPS = ("split", "tile", "reorder", "fuse", "vectorize", "parallel", "unroll", "compute_at",
-       "reverse_compute_at", "compute_inline", "cache_write")
+OPS = (
+    "split",
+    "tile",
+    "reorder",
+    "fuse",
+    "vectorize",
+    "parallel",
+    "unroll",
+    "compute_at",
+    "reverse_compute_at",
+    "compute_inline",
+    "cache_write",
+)
 
 #: Which parameter widgets each primitive uses.
 _PARAMS = {
@@ -68,8 +79,11 @@ class ExplorerStep:
             if isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, str) for x in v):
                 v = f"{v[0]}.{v[1]}"
             elif isinstance(v, list):
-                v = "[" + ", ".join(f"{x[0]}.{x[1]}" if isinstance(x, tuple) else str(x)
-                                    for x in v) + "]"
+                v = (
+                    "["
+                    + ", ".join(f"{x[0]}.{x[1]}" if isinstance(x, tuple) else str(x) for x in v)
+                    + "]"
+                )
             shown.append(f"{k}={v}")
         return f"{self.op}({self.block}{', ' if shown else ''}{', '.join(shown)})"
 
@@ -107,21 +121,23 @@ def ir_diff_html(old: str, new: str) -> tuple[str, list[int]]:
     a, b = old.splitlines(), new.splitlines()
     changed: set[int] = set()
     if old:
-        for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False) \
-                .get_opcodes():
+        for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             if tag in ("replace", "insert"):
                 changed.update(range(j1, j2))
     rows = []
     for k, line in enumerate(b):
         cls = "ansor-ir-line ansor-ir-changed" if k in changed else "ansor-ir-line"
         bg = "background:#fff1a8;" if k in changed else ""
-        rows.append(f'<div class="{cls}" style="white-space:pre;{bg}">'
-                    f"{html.escape(line) or ' '}</div>")
+        rows.append(
+            f'<div class="{cls}" style="white-space:pre;{bg}">{html.escape(line) or " "}</div>'
+        )
     body = "".join(rows)
-    return (f'<div class="ansor-ir" style="font-family:monospace;font-size:12px;'
-            f'line-height:1.35;max-height:420px;overflow:auto;border:1px solid #ddd;'
-            f'width:100%;box-sizing:border-box;'
-            f'padding:4px;">{body}</div>'), sorted(changed)
+    return (
+        f'<div class="ansor-ir" style="font-family:monospace;font-size:12px;'
+        f"line-height:1.35;max-height:420px;overflow:auto;border:1px solid #ddd;"
+        f"width:100%;box-sizing:border-box;"
+        f'padding:4px;">{body}</div>'
+    ), sorted(changed)
 
 
 class ScheduleExplorer:
@@ -133,9 +149,18 @@ class ScheduleExplorer:
     when running in a notebook.
     """
 
-    def __init__(self, func: Any, target: Any = "llvm", seed: int = 0, number: int = 3,
-                 repeat: int = 3, min_repeat_ms: float = 20.0, rtol: float = 1e-3,
-                 atol: float = 1e-3, display: bool = True) -> None:
+    def __init__(
+        self,
+        func: Any,
+        target: Any = "llvm",
+        seed: int = 0,
+        number: int = 3,
+        repeat: int = 3,
+        min_repeat_ms: float = 20.0,
+        rtol: float = 1e-3,
+        atol: float = 1e-3,
+        display: bool = True,
+    ) -> None:
         if isinstance(func, N.IRModule):
             func = func.main_function()
         if isinstance(func, Schedule):
@@ -193,8 +218,7 @@ class ScheduleExplorer:
     @property
     def blocks(self) -> list[str]:
         """Blocks that still have loops (inlined ones excluded), producers first."""
-        return [st.name for st in self.schedule.state.compute_stages()
-                if st.attach[0] != "inline"]
+        return [st.name for st in self.schedule.state.compute_stages() if st.attach[0] != "inline"]
 
     def loops(self, block: str | None = None) -> list[LoopInfo]:
         """The loops around ``block`` now (those of blocks it is computed inside included)."""
@@ -219,7 +243,7 @@ class ScheduleExplorer:
             raise ExplorerError(f"a loop is a name like 'j' or a pair ('C', 'j'), not {loop!r}")
         mine = [i for i in infos if i.name == loop and i.block == block]
         other = [i for i in infos if i.name == loop]
-        found = (mine or other)
+        found = mine or other
         if not found:
             names = ", ".join(i.name for i in infos) or "none"
             raise ExplorerError(f"block {block!r} has no loop {loop!r}; its loops: {names}")
@@ -297,8 +321,11 @@ class ScheduleExplorer:
             out["loop"] = self._resolve_loop(block, need("loop"))
         elif op in ("compute_at", "reverse_compute_at"):
             target = need("target")
-            if isinstance(target, str) and "." in target and target.rsplit(".", 1)[0] in \
-                    self.blocks:
+            if (
+                isinstance(target, str)
+                and "." in target
+                and target.rsplit(".", 1)[0] in self.blocks
+            ):
                 target = tuple(target.rsplit(".", 1))
             if not (isinstance(target, (tuple, list)) and len(target) == 2):
                 raise ExplorerError(f"{op}: target is a (block, loop) pair like ('D', 'i')")
@@ -313,7 +340,7 @@ class ScheduleExplorer:
 
     def _run(self, sch: Schedule, op: str, block: str, p: dict) -> None:
         """Apply one normalized step to ``sch`` (which may be left half-changed on error)."""
-        loop = (lambda key: self._loop_rv(sch, *p[key]))
+        loop = lambda key: self._loop_rv(sch, *p[key])
         if op == "split":
             factors = p.get("factors") or [None, p["factor"]]
             sch.split(loop("loop"), factors=factors)
@@ -351,7 +378,7 @@ class ScheduleExplorer:
             self._set_error(f"{op} on block {block!r}: {err}")
             return None
         step = ExplorerStep(op, block, norm, len(trial.trace.insts))
-        del self._history[self._pos:]
+        del self._history[self._pos :]
         self._history.append(step)
         self._pos += 1
         self._full = list(trial.trace.insts)
@@ -455,26 +482,34 @@ class ScheduleExplorer:
         arrays, expected, outputs = self._arrays()
         try:
             mod = build(self.schedule, target=self.target)
-            run = [a.copy() if k not in outputs else np.zeros_like(a)
-                   for k, a in enumerate(arrays)]
+            run = [a.copy() if k not in outputs else np.zeros_like(a) for k, a in enumerate(arrays)]
             mod(*run)
-            err = max((float(np.max(np.abs(run[k].astype(np.float64) - expected[k])))
-                       if run[k].size else 0.0) for k in outputs)
-            ok = all(np.allclose(run[k], expected[k], rtol=self.rtol, atol=self.atol)
-                     for k in outputs)
+            err = max(
+                (
+                    float(np.max(np.abs(run[k].astype(np.float64) - expected[k])))
+                    if run[k].size
+                    else 0.0
+                )
+                for k in outputs
+            )
+            ok = all(
+                np.allclose(run[k], expected[k], rtol=self.rtol, atol=self.atol) for k in outputs
+            )
             res = mod.time_evaluator(**self.timing)(*run)
         except AnsorLabError as err_:
             self._set_error(f"measure: {err_}")
             return None
         seconds = float(res.median)
         label = str(self._history[self._pos - 1]) if self._pos else "unscheduled"
-        m = Measurement(self._pos, label, seconds,
-                        self.flop_ct / seconds / 1e9 if seconds > 0 else 0.0, err, ok)
+        m = Measurement(
+            self._pos, label, seconds, self.flop_ct / seconds / 1e9 if seconds > 0 else 0.0, err, ok
+        )
         self.measurements.append(m)
         self.error = ""
         verdict = "correct" if ok else f"WRONG (max error {err:.3g})"
-        self.message = (f"after {self._pos} steps: {seconds * 1e3:.4g} ms, "
-                        f"{m.gflops:.3g} GFLOPS, {verdict}")
+        self.message = (
+            f"after {self._pos} steps: {seconds * 1e3:.4g} ms, {m.gflops:.3g} GFLOPS, {verdict}"
+        )
         self._refresh()
         return m
 
@@ -542,16 +577,18 @@ class ScheduleExplorer:
 
     def _ipython_display_(self) -> None:
         ip = _ipython()
-        if self._displayed_at is not None and ip is not None \
-                and getattr(ip, "execution_count", None) == self._displayed_at:
+        if (
+            self._displayed_at is not None
+            and ip is not None
+            and getattr(ip, "execution_count", None) == self._displayed_at
+        ):
             return  # the constructor already showed it in this cell
         from IPython.display import display
 
         display(self.widget)
 
     def __repr__(self) -> str:
-        return (f"ScheduleExplorer({len(self.steps)} steps, block {self.block!r})\n"
-                f"{self.ir_text}")
+        return f"ScheduleExplorer({len(self.steps)} steps, block {self.block!r})\n{self.ir_text}"
 
 
 def _ipython() -> Any:

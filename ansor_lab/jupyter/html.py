@@ -45,8 +45,9 @@ def uid(prefix: str = "al") -> str:
     return f"{prefix}-{os.getpid():x}-{next(_COUNTER)}-{os.urandom(3).hex()}"
 
 
-def highlight(code: str, language: str = "python", max_lines: int | None = 3000,
-              max_height: str = "34em") -> str:
+def highlight(
+    code: str, language: str = "python", max_lines: int | None = 3000, max_height: str = "34em"
+) -> str:
     """Syntax-highlighted ``code`` as HTML (pygments).
 
     Up to ``INLINE_LINES`` lines the colors are inline ``style`` attributes (they survive
@@ -61,8 +62,10 @@ def highlight(code: str, language: str = "python", max_lines: int | None = 3000,
     lines = code.splitlines()
     if max_lines is not None and len(lines) > max_lines:
         code = "\n".join(lines[:max_lines])
-        note = (f'<div style="{FONT};font-size:11px;color:#868e96;padding:2px 6px">'
-                f"… {len(lines) - max_lines} more lines not shown</div>")
+        note = (
+            f'<div style="{FONT};font-size:11px;color:#868e96;padding:2px 6px">'
+            f"… {len(lines) - max_lines} more lines not shown</div>"
+        )
     lexer = getattr(lexers, _LEXERS.get(language, "TextLexer"))()
     prestyles = "margin:0;padding:6px 8px;line-height:1.35"
     style = ""
@@ -71,19 +74,24 @@ def highlight(code: str, language: str = "python", max_lines: int | None = 3000,
     else:
         cls = uid("al-hl")
         formatter = HtmlFormatter(cssclass=cls, style="default", prestyles=prestyles)
-        rules = formatter.get_background_style_defs("." + cls) + \
-            formatter.get_token_style_defs("." + cls)
+        rules = formatter.get_background_style_defs("." + cls) + formatter.get_token_style_defs(
+            "." + cls
+        )
         style = "<style>" + "\n".join(rules) + "</style>"
     body = _WHITESPACE_SPAN.sub(r"\1", pyg_highlight(code, lexer, formatter))
-    return (f'<div class="al-code" style="max-height:{max_height};overflow:auto;font-size:12px;'
-            f'border:1px solid #dee2e6;border-radius:4px">{style}{body}{note}</div>')
+    return (
+        f'<div class="al-code" style="max-height:{max_height};overflow:auto;font-size:12px;'
+        f'border:1px solid #dee2e6;border-radius:4px">{style}{body}{note}</div>'
+    )
 
 
 def pre(text: str, max_height: str = "34em") -> str:
     """Plain preformatted text in a scroll box."""
-    return (f'<pre style="{MONO};font-size:12px;margin:0;padding:6px 8px;max-height:{max_height};'
-            f'overflow:auto;border:1px solid #dee2e6;border-radius:4px;background:#f8f9fa">'
-            f"{esc(text)}</pre>")
+    return (
+        f'<pre style="{MONO};font-size:12px;margin:0;padding:6px 8px;max-height:{max_height};'
+        f'overflow:auto;border:1px solid #dee2e6;border-radius:4px;background:#f8f9fa">'
+        f"{esc(text)}</pre>"
+    )
 
 
 def badge(text: str, color: str, outline: bool = False) -> str:
@@ -92,8 +100,10 @@ def badge(text: str, color: str, outline: bool = False) -> str:
         style = f"border:1px solid {color};color:{color}"
     else:
         style = f"background:{color};color:#fff;border:1px solid {color}"
-    return (f'<span style="{style};border-radius:3px;padding:0 5px;margin-left:5px;'
-            f'font-size:11px;{FONT};white-space:nowrap">{esc(text)}</span>')
+    return (
+        f'<span style="{style};border-radius:3px;padding:0 5px;margin-left:5px;'
+        f'font-size:11px;{FONT};white-space:nowrap">{esc(text)}</span>'
+    )
 
 
 def tabs(panels: list[tuple[str, str]], selected: int = 0) -> str:
@@ -113,17 +123,27 @@ def tabs(panels: list[tuple[str, str]], selected: int = 0) -> str:
     heads, bodies = [], []
     for k, (title, content) in enumerate(panels):
         rid = f"{box}-{k}"
-        rules.append(f"#{rid}:checked + label{{background:#fff;font-weight:600;color:#212529;"
-                     "border-bottom-color:#fff}")
+        rules.append(
+            f"#{rid}:checked + label{{background:#fff;font-weight:600;color:#212529;"
+            "border-bottom-color:#fff}"
+        )
         rules.append(f"#{rid}:checked ~ .al-p{k}{{display:block}}")
         checked = " checked" if k == selected else ""
-        heads.append(f'<input type="radio" name="{box}" id="{rid}"{checked} '
-                     f'style="display:none"><label for="{rid}">{esc(title)}</label>')
-        bodies.append(f'<div class="al-panel al-p{k}"><div class="al-ptitle" style="{FONT};'
-                      f'font-weight:600;margin:6px 0 2px">{esc(title)}</div>{content}</div>')
+        heads.append(
+            f'<input type="radio" name="{box}" id="{rid}"{checked} '
+            f'style="display:none"><label for="{rid}">{esc(title)}</label>'
+        )
+        bodies.append(
+            f'<div class="al-panel al-p{k}"><div class="al-ptitle" style="{FONT};'
+            f'font-weight:600;margin:6px 0 2px">{esc(title)}</div>{content}</div>'
+        )
     style = "<style>" + "\n".join(rules) + "</style>"
-    return (f'<div class="al-tabs" id="{box}" style="{FONT};font-size:13px">{style}'
-            + "".join(heads) + "".join(bodies) + "</div>")
+    return (
+        f'<div class="al-tabs" id="{box}" style="{FONT};font-size:13px">{style}'
+        + "".join(heads)
+        + "".join(bodies)
+        + "</div>"
+    )
 
 
 def header(*parts: str) -> str:

@@ -96,8 +96,7 @@ class _Sim:
             try:
                 return env[e]
             except KeyError:
-                raise IterationOrderError(f"unbound variable {e.name!r} in the program") \
-                    from None
+                raise IterationOrderError(f"unbound variable {e.name!r} in the program") from None
         if isinstance(e, (E.IntImm, E.FloatImm)):
             return e.value
         if isinstance(e, E.Cast):
@@ -130,8 +129,14 @@ class _Sim:
                 return np.maximum(a, b)
         if isinstance(e, E.CmpOp):
             a, b = self.ev(e.a, env), self.ev(e.b, env)
-            ops = {E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
-                   E.GT: np.greater, E.GE: np.greater_equal}
+            ops = {
+                E.EQ: np.equal,
+                E.NE: np.not_equal,
+                E.LT: np.less,
+                E.LE: np.less_equal,
+                E.GT: np.greater,
+                E.GE: np.greater_equal,
+            }
             return ops[type(e)](a, b)
         if isinstance(e, E.And):
             return np.logical_and(self.ev(e.a, env), self.ev(e.b, env))
@@ -140,8 +145,9 @@ class _Sim:
         if isinstance(e, E.Not):
             return np.logical_not(self.ev(e.a, env))
         if isinstance(e, E.Select):
-            return np.where(self.ev(e.condition, env), self.ev(e.true_value, env),
-                            self.ev(e.false_value, env))
+            return np.where(
+                self.ev(e.condition, env), self.ev(e.true_value, env), self.ev(e.false_value, env)
+            )
         if isinstance(e, E.Call) and e.op == "if_then_else":
             return np.where(*(self.ev(a, env) for a in e.args))
         # a data-dependent value (a load, a math call): unknown here, so not a guard
@@ -212,8 +218,11 @@ class _Sim:
             flat = np.zeros(1, dtype=np.int64)
         else:
             idx = [np.clip(i, 0, n - 1) for i, n in zip(idx, shape)]
-            flat = np.ravel_multi_index(tuple(idx), shape) if idx[0].size else \
-                np.zeros(0, dtype=np.int64)
+            flat = (
+                np.ravel_multi_index(tuple(idx), shape)
+                if idx[0].size
+                else np.zeros(0, dtype=np.int64)
+            )
         self.events.append(np.unique(flat))
         if len(self.events) > self.max_events:
             raise IterationOrderError(
@@ -269,8 +278,9 @@ def _block_names(body: N.Stmt) -> list[str]:
     return names
 
 
-def visit_order(sch: Any, block: str | None = None, args: Any = None,
-                max_events: int = MAX_EVENTS) -> IterationOrder:
+def visit_order(
+    sch: Any, block: str | None = None, args: Any = None, max_events: int = MAX_EVENTS
+) -> IterationOrder:
     """The first-visit rank of each element of ``block``'s buffer (the output if None).
 
     ``sch`` is a tir.Schedule, a PrimFunc/IRModule, or a TE schedule with ``args``.
@@ -300,8 +310,15 @@ def visit_order(sch: Any, block: str | None = None, args: Any = None,
     rank = np.full(size, -1, dtype=np.int64)
     rank[first >= 0] = np.searchsorted(visited, first[first >= 0])
     shape2 = _fold(buffer.shape)
-    return IterationOrder(buffer.name, block, tuple(buffer.shape), rank.reshape(shape2),
-                          first.reshape(shape2), sim.events, sim.vector_steps)
+    return IterationOrder(
+        buffer.name,
+        block,
+        tuple(buffer.shape),
+        rank.reshape(shape2),
+        first.reshape(shape2),
+        sim.events,
+        sim.vector_steps,
+    )
 
 
 def _stores_to(body: N.Stmt, buf: N.Buffer) -> bool:
@@ -328,8 +345,13 @@ def _frames(visits: int, max_frames: int) -> list[int]:
     return sorted({int(round(x)) for x in np.linspace(0, visits - 1, max_frames)})
 
 
-def iteration_order(sch: Any, block: str | None = None, args: Any = None,
-                    max_frames: int = 64, title: str | None = None) -> Any:
+def iteration_order(
+    sch: Any,
+    block: str | None = None,
+    args: Any = None,
+    max_frames: int = 64,
+    title: str | None = None,
+) -> Any:
     """A plotly figure: heatmap of visit order with a slider and play button.
 
     Frame ``t`` colours the elements visited in the first ``t + 1`` steps; the numbers
@@ -347,7 +369,12 @@ def iteration_order(sch: Any, block: str | None = None, args: Any = None,
     def heat(limit: int) -> Any:
         z = np.where(order <= limit, order, np.nan)
         return go.Heatmap(
-            z=z, zmin=0, zmax=top, colorscale="Viridis", xgap=1, ygap=1,
+            z=z,
+            zmin=0,
+            zmax=top,
+            colorscale="Viridis",
+            xgap=1,
+            ygap=1,
             text=np.where(np.isnan(z), "", np.nan_to_num(z).astype(int).astype(str)),
             texttemplate="%{text}" if show_text else None,
             hovertemplate="row %{y}, col %{x}: visit %{z}<extra></extra>",
@@ -359,41 +386,88 @@ def iteration_order(sch: Any, block: str | None = None, args: Any = None,
     fig = go.Figure(data=[full])
     fig.frames = [go.Frame(data=[heat(t)], name=str(t)) for t in frames_at]
     steps = [
-        {"method": "animate", "label": str(t),
-         "args": [[str(t)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
-                             "transition": {"duration": 0}}]}
+        {
+            "method": "animate",
+            "label": str(t),
+            "args": [
+                [str(t)],
+                {
+                    "mode": "immediate",
+                    "frame": {"duration": 0, "redraw": True},
+                    "transition": {"duration": 0},
+                },
+            ],
+        }
         for t in frames_at
     ]
     name = title or (f"visit order of {vo.buffer}" + (f" (block {vo.block})" if vo.block else ""))
     fig.update_layout(
         title=f"{name}: {vo.visits} steps for {rows * cols} elements",
-        yaxis={"autorange": "reversed", "scaleanchor": "x", "title": "row", "dtick": 1
-               if rows <= 32 else None},
+        yaxis={
+            "autorange": "reversed",
+            "scaleanchor": "x",
+            "title": "row",
+            "dtick": 1 if rows <= 32 else None,
+        },
         xaxis={"title": "column", "side": "top", "dtick": 1 if cols <= 32 else None},
-        width=max(360, min(720, 40 * cols + 200)), height=max(360, min(720, 40 * rows + 220)),
-        sliders=[{"active": len(frames_at) - 1, "steps": steps,
-                  "currentvalue": {"prefix": "step "}, "pad": {"t": 40}}],
-        updatemenus=[{
-            "type": "buttons", "showactive": False, "x": 0.0, "y": -0.05,
-            "xanchor": "right", "yanchor": "top", "buttons": [
-                {"label": "play", "method": "animate",
-                 "args": [None, {"frame": {"duration": 120, "redraw": True},
-                                 "fromcurrent": False, "transition": {"duration": 0}}]},
-            ]}],
+        width=max(360, min(720, 40 * cols + 200)),
+        height=max(360, min(720, 40 * rows + 220)),
+        sliders=[
+            {
+                "active": len(frames_at) - 1,
+                "steps": steps,
+                "currentvalue": {"prefix": "step "},
+                "pad": {"t": 40},
+            }
+        ],
+        updatemenus=[
+            {
+                "type": "buttons",
+                "showactive": False,
+                "x": 0.0,
+                "y": -0.05,
+                "xanchor": "right",
+                "yanchor": "top",
+                "buttons": [
+                    {
+                        "label": "play",
+                        "method": "animate",
+                        "args": [
+                            None,
+                            {
+                                "frame": {"duration": 120, "redraw": True},
+                                "fromcurrent": False,
+                                "transition": {"duration": 0},
+                            },
+                        ],
+                    },
+                ],
+            }
+        ],
     )
     return fig
 
 
-_VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
-            "#6ece58", "#b5de2b", "#fde725"]
+_VIRIDIS = [
+    "#440154",
+    "#482878",
+    "#3e4989",
+    "#31688e",
+    "#26828e",
+    "#1f9e89",
+    "#35b779",
+    "#6ece58",
+    "#b5de2b",
+    "#fde725",
+]
 
 
 def _color(t: float) -> str:
     t = min(max(t, 0.0), 1.0) * (len(_VIRIDIS) - 1)
     k = min(int(t), len(_VIRIDIS) - 2)
     f = t - k
-    a = [int(_VIRIDIS[k][i:i + 2], 16) for i in (1, 3, 5)]
-    b = [int(_VIRIDIS[k + 1][i:i + 2], 16) for i in (1, 3, 5)]
+    a = [int(_VIRIDIS[k][i : i + 2], 16) for i in (1, 3, 5)]
+    b = [int(_VIRIDIS[k + 1][i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
 
 
@@ -415,33 +489,40 @@ class SVGPicture:
         return self.svg
 
 
-def _panel(vo: IterationOrder, title: str, x0: float,
-           cell: float) -> tuple[list[str], float, float]:
+def _panel(
+    vo: IterationOrder, title: str, x0: float, cell: float
+) -> tuple[list[str], float, float]:
     rows, cols = vo.order.shape
     top = max(vo.visits - 1, 1)
-    parts = [f'<text x="{x0}" y="16" font-size="13" font-family="sans-serif" '
-             f'font-weight="bold">{html.escape(title)}</text>',
-             f'<text x="{x0}" y="32" font-size="11" font-family="sans-serif" fill="#555">'
-             f'{vo.visits} steps, {rows * cols} elements</text>']
+    parts = [
+        f'<text x="{x0}" y="16" font-size="13" font-family="sans-serif" '
+        f'font-weight="bold">{html.escape(title)}</text>',
+        f'<text x="{x0}" y="32" font-size="11" font-family="sans-serif" fill="#555">'
+        f"{vo.visits} steps, {rows * cols} elements</text>",
+    ]
     y0 = 42
     for r in range(rows):
         for c in range(cols):
             v = int(vo.order[r, c])
             x, y = x0 + c * cell, y0 + r * cell
             fill = "#dddddd" if v < 0 else _color(v / top)
-            parts.append(f'<rect class="cell" data-visit="{v}" x="{x:.1f}" y="{y:.1f}" '
-                         f'width="{cell - 1:.1f}" height="{cell - 1:.1f}" fill="{fill}"/>')
+            parts.append(
+                f'<rect class="cell" data-visit="{v}" x="{x:.1f}" y="{y:.1f}" '
+                f'width="{cell - 1:.1f}" height="{cell - 1:.1f}" fill="{fill}"/>'
+            )
             if cell >= 14 and v >= 0:
                 ink = "#000" if v / top > 0.6 else "#fff"
                 parts.append(
                     f'<text x="{x + cell / 2 - 0.5:.1f}" y="{y + cell / 2 + 3.5:.1f}" '
                     f'font-size="{min(11, cell * 0.45):.0f}" font-family="monospace" '
-                    f'text-anchor="middle" fill="{ink}">{v}</text>')
+                    f'text-anchor="middle" fill="{ink}">{v}</text>'
+                )
     return parts, cols * cell, y0 + rows * cell
 
 
-def iteration_order_svg(*items: Any, block: str | None = None, args: Any = None,
-                        cell: float | None = None) -> SVGPicture:
+def iteration_order_svg(
+    *items: Any, block: str | None = None, args: Any = None, cell: float | None = None
+) -> SVGPicture:
     """Static SVG of visit order: one panel per item, side by side.
 
     Each item is a schedule (or PrimFunc / IterationOrder), or a ``(title, schedule)``
@@ -451,8 +532,11 @@ def iteration_order_svg(*items: Any, block: str | None = None, args: Any = None,
         raise IterationOrderError("give at least one schedule")
     orders = []
     for k, item in enumerate(items):
-        title, obj = item if isinstance(item, tuple) and len(item) == 2 and \
-            isinstance(item[0], str) else (None, item)
+        title, obj = (
+            item
+            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+            else (None, item)
+        )
         vo = obj if isinstance(obj, IterationOrder) else visit_order(obj, block, args)
         orders.append((title or (f"{vo.buffer}" if len(items) == 1 else f"schedule {k}"), vo))
     biggest = max(max(vo.order.shape) for _, vo in orders)
@@ -466,6 +550,8 @@ def iteration_order_svg(*items: Any, block: str | None = None, args: Any = None,
         x += max(w, 7.0 * len(title)) + 24
         height = max(height, h)
     width, height = math.ceil(x), math.ceil(height) + 6
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}">' + "".join(parts) + "</svg>")
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}">' + "".join(parts) + "</svg>"
+    )
     return SVGPicture(svg)

@@ -77,8 +77,11 @@ class RooflinePoint:
 def cache_file() -> Path:
     """Where measured peaks are cached."""
     root = os.environ.get("ANSOR_LAB_CACHE_DIR")
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
-        / "ansor_lab"
+    base = (
+        Path(root)
+        if root
+        else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ansor_lab"
+    )
     return base / "roofline.json"
 
 
@@ -136,8 +139,7 @@ def _fma_loop_ir(lanes: int, chains: int) -> str:
     # constants that keep every value finite and near 1 for any n
     scale = ir.Constant(vec, [0.9999999] * lanes)
     bias = ir.Constant(vec, [1e-7] * lanes)
-    nxt = [b.fadd(b.fmul(a, scale, flags=("contract",)), bias, flags=("contract",))
-           for a in accs]
+    nxt = [b.fadd(b.fmul(a, scale, flags=("contract",)), bias, flags=("contract",)) for a in accs]
     i_next = b.add(i, ir.Constant(i64, 1))
     b.cbranch(b.icmp_signed("<", i_next, n), body, done)
     i.add_incoming(ir.Constant(i64, 0), entry)
@@ -154,8 +156,9 @@ def _fma_loop_ir(lanes: int, chains: int) -> str:
     return str(mod)
 
 
-def multiply_add_peak_gflops(threads: int | None = None, seconds: float = 0.2,
-                        repeats: int = 3) -> float:
+def multiply_add_peak_gflops(
+    threads: int | None = None, seconds: float = 0.2, repeats: int = 3
+) -> float:
     """Float32 multiply-add throughput of ``threads`` cores running at once (GFLOPS)."""
     import llvmlite.binding as llvm
 
@@ -171,7 +174,8 @@ def multiply_add_peak_gflops(threads: int | None = None, seconds: float = 0.2,
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
     loop = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)(
-        engine.get_function_address("fma_loop"))
+        engine.get_function_address("fma_loop")
+    )
     flops_per_round = 2.0 * lanes * chains
     threads = threads or host.num_cores
     sink = (ctypes.c_float * threads)()
@@ -179,8 +183,7 @@ def multiply_add_peak_gflops(threads: int | None = None, seconds: float = 0.2,
 
     def rate(n_threads: int, rounds: int) -> float:
         # ctypes releases the GIL during the call: the threads run on separate cores
-        workers = [threading.Thread(target=loop, args=(rounds, slots[k]))
-                   for k in range(n_threads)]
+        workers = [threading.Thread(target=loop, args=(rounds, slots[k])) for k in range(n_threads)]
         t0 = time.perf_counter()
         for w in workers:
             w.start()
@@ -230,7 +233,8 @@ def measure_peaks(force: bool = False, path: str | os.PathLike | None = None) ->
     peaks = MachinePeaks(
         peak_gflops=max(multiply_add_peak_gflops(), _measure_peak_gflops()),
         bandwidth_gbs=_measure_bandwidth_gbs(),
-        cpu=key, method=f"{_FMA_METHOD}; numpy copy of 64 MiB",
+        cpu=key,
+        method=f"{_FMA_METHOD}; numpy copy of 64 MiB",
         measured_at=time.time(),
     )
     data[key] = asdict(peaks)
@@ -265,13 +269,17 @@ def _tensors_of(obj: Any) -> list:
         obj = next(iter(obj.functions.values()))
     if isinstance(obj, N.PrimFunc):
         if obj.source is None:
-            raise RooflineError("this PrimFunc does not come from te.create_prim_func; pass "
-                                "its tensors [A, B, C] instead")
+            raise RooflineError(
+                "this PrimFunc does not come from te.create_prim_func; pass "
+                "its tensors [A, B, C] instead"
+            )
         return list(obj.source.args)
     if isinstance(obj, (list, tuple)):
         return list(obj)
-    raise RooflineError(f"cannot find the tensors of a {type(obj).__name__}; pass a "
-                        "tir.Schedule, a PrimFunc, a SearchTask, a ComputeDAG or [A, B, C]")
+    raise RooflineError(
+        f"cannot find the tensors of a {type(obj).__name__}; pass a "
+        "tir.Schedule, a PrimFunc, a SearchTask, a ComputeDAG or [A, B, C]"
+    )
 
 
 def flops_and_bytes(obj: Any) -> tuple[float, float]:
@@ -302,8 +310,9 @@ def kernel_point(obj: Any, seconds: float, label: str = "kernel") -> RooflinePoi
     return RooflinePoint(label, flops, nbytes, float(seconds))
 
 
-def log_points(log_file: str, workload_key: str | None = None,
-               label: str = "trial") -> list[RooflinePoint]:
+def log_points(
+    log_file: str, workload_key: str | None = None, label: str = "trial"
+) -> list[RooflinePoint]:
     """One point per successful record of a tuning log (optionally one workload's)."""
     from ..dsl.serialize import dag_from_json
     from ..measure.records import load_records
@@ -316,13 +325,16 @@ def log_points(log_file: str, workload_key: str | None = None,
         if inp.structure_key not in sizes:
             sizes[inp.structure_key] = flops_and_bytes(dag_from_json(inp.dag))
         flops, nbytes = sizes[inp.structure_key]
-        points.append(RooflinePoint(f"{label} {k}", inp.flop_ct or flops, nbytes,
-                                    res.mean_cost))
+        points.append(RooflinePoint(f"{label} {k}", inp.flop_ct or flops, nbytes, res.mean_cost))
     return points
 
 
-def roofline_figure(points: Any = (), peaks: MachinePeaks | None = None,
-                    candidates: Any = (), title: str = "roofline") -> Any:
+def roofline_figure(
+    points: Any = (),
+    peaks: MachinePeaks | None = None,
+    candidates: Any = (),
+    title: str = "roofline",
+) -> Any:
     """A plotly figure: the roof, the ``points`` (named kernels) and ``candidates`` (a
     tuning log's trials) by arithmetic intensity (x, log) and GFLOPS (y, log)."""
     import plotly.graph_objects as go
@@ -336,30 +348,46 @@ def roofline_figure(points: Any = (), peaks: MachinePeaks | None = None,
     grid = np.geomspace(lo, hi, 64)
     grid = np.unique(np.append(grid, peaks.ridge_intensity))
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=grid, y=[peaks.attainable_gflops(x) for x in grid], mode="lines", name="roof",
-        line={"color": "black"},
-        hovertemplate="intensity %{x:.3g} FLOP/B: at most %{y:.1f} GFLOPS<extra></extra>",
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=[peaks.attainable_gflops(x) for x in grid],
+            mode="lines",
+            name="roof",
+            line={"color": "black"},
+            hovertemplate="intensity %{x:.3g} FLOP/B: at most %{y:.1f} GFLOPS<extra></extra>",
+        )
+    )
     if candidates:
-        fig.add_trace(go.Scatter(
-            x=[p.intensity for p in candidates], y=[p.gflops for p in candidates],
-            mode="markers", name="tuning candidates", text=[p.label for p in candidates],
-            marker={"color": "#8fb3d9", "size": 7, "opacity": 0.7},
-            hovertemplate="%{text}: %{y:.2f} GFLOPS<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[p.intensity for p in candidates],
+                y=[p.gflops for p in candidates],
+                mode="markers",
+                name="tuning candidates",
+                text=[p.label for p in candidates],
+                marker={"color": "#8fb3d9", "size": 7, "opacity": 0.7},
+                hovertemplate="%{text}: %{y:.2f} GFLOPS<extra></extra>",
+            )
+        )
     if points:
-        fig.add_trace(go.Scatter(
-            x=[p.intensity for p in points], y=[p.gflops for p in points],
-            mode="markers+text", name="kernels", text=[p.label for p in points],
-            textposition="top center", marker={"color": "#d62728", "size": 11},
-            hovertemplate="%{text}: %{x:.3g} FLOP/B, %{y:.2f} GFLOPS<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[p.intensity for p in points],
+                y=[p.gflops for p in points],
+                mode="markers+text",
+                name="kernels",
+                text=[p.label for p in points],
+                textposition="top center",
+                marker={"color": "#d62728", "size": 11},
+                hovertemplate="%{text}: %{x:.3g} FLOP/B, %{y:.2f} GFLOPS<extra></extra>",
+            )
+        )
     fig.update_layout(
-        title=f"{title} (peak {peaks.peak_gflops:.0f} GFLOPS, "
-              f"{peaks.bandwidth_gbs:.1f} GB/s)",
+        title=f"{title} (peak {peaks.peak_gflops:.0f} GFLOPS, {peaks.bandwidth_gbs:.1f} GB/s)",
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
         yaxis={"type": "log", "title": "GFLOPS"},
-        width=720, height=460,
+        width=720,
+        height=460,
     )
     return fig

@@ -32,8 +32,18 @@ from ..search.tune import SearchCallback
 from .html import FONT, esc, fmt_duration, fmt_seconds, highlight, pre
 
 #: plotly's default qualitative colors, one per task
-COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
-          "#b6e880", "#ff97ff", "#fecb52")
+COLORS = (
+    "#636efa",
+    "#ef553b",
+    "#00cc96",
+    "#ab63fa",
+    "#ffa15a",
+    "#19d3f3",
+    "#ff6692",
+    "#b6e880",
+    "#ff97ff",
+    "#fecb52",
+)
 
 
 def in_kernel() -> bool:
@@ -86,10 +96,22 @@ class _Snapshot:
 class TuneWidget:
     """A running (or finished) search with its live view; see ``tune_widget``."""
 
-    def __init__(self, tasks: list, trials: int, options: Any, *, policy_params: dict | None,
-                 search_policy: Any, strategy: str, task_weights: list | None, mode: str,
-                 update_interval: float, code_interval: float, seed: int | None,
-                 plotly_widget: bool = False) -> None:
+    def __init__(
+        self,
+        tasks: list,
+        trials: int,
+        options: Any,
+        *,
+        policy_params: dict | None,
+        search_policy: Any,
+        strategy: str,
+        task_weights: list | None,
+        mode: str,
+        update_interval: float,
+        code_interval: float,
+        seed: int | None,
+        plotly_widget: bool = False,
+    ) -> None:
         self.tasks = list(tasks)
         self.plotly_widget = plotly_widget
         self._fig_outputs: list = []
@@ -199,12 +221,12 @@ class TuneWidget:
     def start(self, background: bool = True) -> TuneWidget:
         """Start the search (``tune_widget`` does this)."""
         self._start = time.perf_counter()
-        self._ui_thread = threading.Thread(target=self._ui_loop, name="ansor-tune-ui",
-                                           daemon=True)
+        self._ui_thread = threading.Thread(target=self._ui_loop, name="ansor-tune-ui", daemon=True)
         self._ui_thread.start()
         if background:
-            self._search_thread = threading.Thread(target=self._search, name="ansor-tune",
-                                                   daemon=True)
+            self._search_thread = threading.Thread(
+                target=self._search, name="ansor-tune", daemon=True
+            )
             self._search_thread.start()
         else:
             self._search()
@@ -223,13 +245,16 @@ class TuneWidget:
             if len(self.tasks) == 1:
                 task = self.tasks[0]
                 policy = self._search_policy or SketchPolicy(
-                    task, params=self._policy_params, seed=self._seed, verbose=0)
+                    task, params=self._policy_params, seed=self._seed, verbose=0
+                )
                 self.results = [tune_task(task, self.options, policy)]
             else:
-                self.scheduler = TaskScheduler(self.tasks, task_weights=self._task_weights,
-                                               strategy=self._strategy)
-                self.results = self.scheduler.tune(self.options,
-                                                   search_policy_params=self._policy_params)
+                self.scheduler = TaskScheduler(
+                    self.tasks, task_weights=self._task_weights, strategy=self._strategy
+                )
+                self.results = self.scheduler.tune(
+                    self.options, search_policy_params=self._policy_params
+                )
         except Exception as err:  # noqa: BLE001 - shown in the widget, raised by wait()
             self.error = err
         finally:
@@ -286,8 +311,9 @@ class TuneWidget:
         k = self._task_index(task)
         flop = task.flop_ct
         with self._lock:
-            self._model_rounds.append((k, list(predicted), [flop * m / 1e9 for m in measured],
-                                       stats.rank_correlation))
+            self._model_rounds.append(
+                (k, list(predicted), [flop * m / 1e9 for m in measured], stats.rank_correlation)
+            )
             self._version += 1
 
     def _snapshot(self) -> _Snapshot:
@@ -295,11 +321,21 @@ class TuneWidget:
             end = self._end if self._end is not None else time.perf_counter()
             k = self._best_task
             return _Snapshot(
-                self._version, self._total, self._errors, [list(p) for p in self._points],
-                [list(c) for c in self._curves], list(self._best_gflops),
-                list(self._best_cost), list(self._model_rounds), self._code_version, k,
-                self._best_trace[k] if k is not None else None, end - self._start,
-                self._finished, self._stop_requested)
+                self._version,
+                self._total,
+                self._errors,
+                [list(p) for p in self._points],
+                [list(c) for c in self._curves],
+                list(self._best_gflops),
+                list(self._best_cost),
+                list(self._model_rounds),
+                self._code_version,
+                k,
+                self._best_trace[k] if k is not None else None,
+                end - self._start,
+                self._finished,
+                self._stop_requested,
+            )
 
     # -- the view (the UI thread) ---------------------------------------------------
     def _ui_loop(self) -> None:
@@ -326,17 +362,30 @@ class TuneWidget:
         left = (self.trials - s.total) / rate if rate > 0 else math.nan
         best = max(s.best_gflops) if s.best_gflops else 0.0
         k = max(range(len(s.best_gflops)), key=lambda i: s.best_gflops[i]) if best > 0 else None
-        best_txt = f"best {best:.4g} GFLOPS ({fmt_seconds(s.best_cost[k])})" if k is not None \
+        best_txt = (
+            f"best {best:.4g} GFLOPS ({fmt_seconds(s.best_cost[k])})"
+            if k is not None
             else "no valid program yet"
+        )
         if len(self.tasks) > 1:
             best_txt = "best " + ", ".join(f"{g:.3g}" for g in s.best_gflops) + " GFLOPS"
         if s.finished:
-            how = "failed" if self.error is not None else "stopped" if s.stop_requested \
+            how = (
+                "failed"
+                if self.error is not None
+                else "stopped"
+                if s.stop_requested
                 else "finished"
-            return (f"{how}: {s.total} trials in {fmt_duration(s.elapsed)} · {best_txt} · "
-                    f"{s.errors} errors")
-        head = "stopping after the batch in flight" if s.stop_requested else \
-            f"{rate:.2f} trials/s · ~{fmt_duration(left)} left"
+            )
+            return (
+                f"{how}: {s.total} trials in {fmt_duration(s.elapsed)} · {best_txt} · "
+                f"{s.errors} errors"
+            )
+        head = (
+            "stopping after the batch in flight"
+            if s.stop_requested
+            else f"{rate:.2f} trials/s · ~{fmt_duration(left)} left"
+        )
         return f"{s.total}/{self.trials} trials · {head} · {best_txt} · {s.errors} errors"
 
     def _refresh(self, final: bool = False) -> None:
@@ -368,17 +417,20 @@ class TuneWidget:
                     sc.x, sc.y = pred, meas
                     sc.marker.color = rounds
                     self.model_fig.layout.title.text = (
-                        f"cost model · Spearman ρ = {rho_txt} · retrain {len(s.model_rounds)}")
+                        f"cost model · Spearman ρ = {rho_txt} · retrain {len(s.model_rounds)}"
+                    )
             if not self.plotly_widget:
                 for out, fig in zip(self._fig_outputs, (self.fig, self.model_fig)):
                     out.outputs = (_figure_output(fig),)
             self._shown_version = s.version
         self.progress.value = min(s.total, self.progress.max)
         if s.finished:
-            self.progress.bar_style = "danger" if self.error is not None else \
-                "warning" if s.stop_requested else "success"
-        self.status.value = (f'<span style="{FONT};font-size:13px">'
-                             f"{esc(self._status_text(s))}</span>")
+            self.progress.bar_style = (
+                "danger" if self.error is not None else "warning" if s.stop_requested else "success"
+            )
+        self.status.value = (
+            f'<span style="{FONT};font-size:13px">{esc(self._status_text(s))}</span>'
+        )
         if self.error is not None and s.finished:
             self.status.value += pre(f"{type(self.error).__name__}: {self.error}")
         self.stop_button.disabled = s.finished or s.stop_requested
@@ -388,8 +440,11 @@ class TuneWidget:
         elif s.stop_requested:
             self.stop_button.description = "Stopping…"
         now = time.perf_counter()
-        if s.code_version != self._shown_code and s.best_task is not None and (
-                final or now - self._last_code >= self.code_interval):
+        if (
+            s.code_version != self._shown_code
+            and s.best_task is not None
+            and (final or now - self._last_code >= self.code_interval)
+        ):
             self._shown_code = s.code_version  # first: a program that fails to render
             self._last_code = now  # is not retried at every redraw
             self._render_code(s.best_task, s.best_trace, s.best_gflops[s.best_task])
@@ -412,14 +467,18 @@ class TuneWidget:
             source = build(sch, target=task.target).get_source(kind)
             code_html = _big_code(source, "cuda" if kind == "cuda" else "llvm")
         except Exception as err:  # noqa: BLE001
-            code_html = pre(f"{'CUDA source' if kind == 'cuda' else 'LLVM IR'} unavailable: "
-                            f"{type(err).__name__}: {err}")
+            code_html = pre(
+                f"{'CUDA source' if kind == 'cuda' else 'LLVM IR'} unavailable: "
+                f"{type(err).__name__}: {err}"
+            )
         for child, html in zip(self.code_tabs.children, (trace_html, ir_html, code_html)):
             child.value = html
         name = task_name(task) if len(self.tasks) > 1 else ""
-        self.code_caption.value = (f'<span style="{FONT};font-size:13px"><b>best program</b>'
-                                   f"{' of ' + esc(name[:60]) if name else ''} · "
-                                   f"{gflops:.4g} GFLOPS</span>")
+        self.code_caption.value = (
+            f'<span style="{FONT};font-size:13px"><b>best program</b>'
+            f"{' of ' + esc(name[:60]) if name else ''} · "
+            f"{gflops:.4g} GFLOPS</span>"
+        )
 
     # -- building the widgets (once, in the constructor) ----------------------------
     def _build_widgets(self) -> None:
@@ -427,29 +486,57 @@ class TuneWidget:
         import plotly.graph_objects as go
 
         fig_cls = go.FigureWidget if self.plotly_widget else go.Figure
-        self.fig = fig_cls(layout=go.Layout(
-            title={"text": "best so far and every measured program"},
-            xaxis={"title": {"text": "trials"}}, yaxis={"title": {"text": "GFLOPS"}},
-            height=340, width=500, margin={"l": 55, "r": 10, "t": 45, "b": 45},
-            legend={"orientation": "h", "y": -0.25}, template="plotly_white"))
+        self.fig = fig_cls(
+            layout=go.Layout(
+                title={"text": "best so far and every measured program"},
+                xaxis={"title": {"text": "trials"}},
+                yaxis={"title": {"text": "GFLOPS"}},
+                height=340,
+                width=500,
+                margin={"l": 55, "r": 10, "t": 45, "b": 45},
+                legend={"orientation": "h", "y": -0.25},
+                template="plotly_white",
+            )
+        )
         for k in range(len(self.tasks)):
             self._add_task_traces(k)
         self.model_fig = fig_cls(
-            data=[go.Scatter(x=[], y=[], mode="markers", name="batch",
-                             marker={"color": [], "colorscale": "Viridis", "size": 7,
-                                     "showscale": True,
-                                     "colorbar": {"title": {"text": "retrain"}}})],
+            data=[
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="markers",
+                    name="batch",
+                    marker={
+                        "color": [],
+                        "colorscale": "Viridis",
+                        "size": 7,
+                        "showscale": True,
+                        "colorbar": {"title": {"text": "retrain"}},
+                    },
+                )
+            ],
             layout=go.Layout(
                 title={"text": "cost model: predicted vs measured"},
                 hovermode="closest",
                 xaxis={"title": {"text": "predicted score"}},
-                yaxis={"title": {"text": "measured GFLOPS"}}, height=340, width=400,
-                margin={"l": 55, "r": 10, "t": 45, "b": 45}, template="plotly_white"))
-        self.progress = W.IntProgress(value=0, min=0, max=max(1, self.trials),
-                                      description="trials", bar_style="info")
+                yaxis={"title": {"text": "measured GFLOPS"}},
+                height=340,
+                width=400,
+                margin={"l": 55, "r": 10, "t": 45, "b": 45},
+                template="plotly_white",
+            ),
+        )
+        self.progress = W.IntProgress(
+            value=0, min=0, max=max(1, self.trials), description="trials", bar_style="info"
+        )
         self.status = W.HTML(value="starting…")
-        self.stop_button = W.Button(description="Stop", button_style="danger", icon="stop",
-                                    tooltip="end the search after the batch in flight")
+        self.stop_button = W.Button(
+            description="Stop",
+            button_style="danger",
+            icon="stop",
+            tooltip="end the search after the batch in flight",
+        )
         self.stop_button.on_click(lambda _button: self.stop())
         self.code_tabs = W.Tab(children=[W.HTML("(no valid program yet)") for _ in range(3)])
         kind = "CUDA source" if any(t.target.kind == "cuda" for t in self.tasks) else "LLVM IR"
@@ -457,30 +544,61 @@ class TuneWidget:
         self.code_caption = W.HTML(value="")
         names = ", ".join(task_name(t)[:50] for t in self.tasks[:3])
         more = f" (+{len(self.tasks) - 3} more)" if len(self.tasks) > 3 else ""
-        title = W.HTML(value=(
-            f'<div style="{FONT};font-size:14px"><b>Tuning</b> {esc(names)}{esc(more)} on '
-            f"<code>{esc(self.tasks[0].target)}</code>"
-            f"{' · log <code>' + esc(self.log_file) + '</code>' if self.log_file else ''}</div>"))
+        title = W.HTML(
+            value=(
+                f'<div style="{FONT};font-size:14px"><b>Tuning</b> {esc(names)}{esc(more)} on '
+                f"<code>{esc(self.tasks[0].target)}</code>"
+                f"{' · log <code>' + esc(self.log_file) + '</code>' if self.log_file else ''}</div>"
+            )
+        )
         if self.plotly_widget:
             views = [self.fig, self.model_fig]
         else:
-            self._fig_outputs = [W.Output(layout=W.Layout(width=f"{f.layout.width + 10}px",
-                                                          min_height=f"{f.layout.height}px"))
-                                 for f in (self.fig, self.model_fig)]
+            self._fig_outputs = [
+                W.Output(
+                    layout=W.Layout(
+                        width=f"{f.layout.width + 10}px", min_height=f"{f.layout.height}px"
+                    )
+                )
+                for f in (self.fig, self.model_fig)
+            ]
             views = self._fig_outputs
         figs = W.Box(views, layout=W.Layout(display="flex", flex_flow="row wrap"))
-        self.widget = W.VBox([title, W.HBox([self.progress, self.stop_button]), self.status,
-                              figs, self.code_caption, self.code_tabs])
+        self.widget = W.VBox(
+            [
+                title,
+                W.HBox([self.progress, self.stop_button]),
+                self.status,
+                figs,
+                self.code_caption,
+                self.code_tabs,
+            ]
+        )
 
     def _add_task_traces(self, k: int) -> None:
         import plotly.graph_objects as go
 
         color = COLORS[k % len(COLORS)]
         name = task_name(self.tasks[k])[:30] if len(self.tasks) > 1 else "task"
-        self.fig.add_trace(go.Scatter(x=[], y=[], mode="lines", line_shape="hv",
-                                      name=f"best · {name}", line={"color": color}))
-        self.fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=f"measured · {name}",
-                                      marker={"color": color, "size": 5, "opacity": 0.6}))
+        self.fig.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="lines",
+                line_shape="hv",
+                name=f"best · {name}",
+                line={"color": color},
+            )
+        )
+        self.fig.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers",
+                name=f"measured · {name}",
+                marker={"color": color, "size": 5, "opacity": 0.6},
+            )
+        )
 
     # -- display ----------------------------------------------------------------------
     def _show(self) -> None:
@@ -499,8 +617,10 @@ class TuneWidget:
             print(repr(self))
             return
         # shown already when it was created in this very cell: don't show it twice
-        if self._auto_shown_at is not None and \
-                getattr(get_ipython(), "execution_count", None) == self._auto_shown_at:
+        if (
+            self._auto_shown_at is not None
+            and getattr(get_ipython(), "execution_count", None) == self._auto_shown_at
+        ):
             return
         display(self.widget)
 
@@ -515,8 +635,10 @@ class TuneWidget:
         state = "done" if self.done else "stopping" if self._stop_requested else "running"
         best = ", ".join(f"{g:.3g}" for g in self.best_gflops)
         names = ", ".join(task_name(t)[:40] for t in self.tasks[:2])
-        return (f"TuneWidget({names}; {self.trials_done}/{self.trials} trials, "
-                f"best {best} GFLOPS, {state})")
+        return (
+            f"TuneWidget({names}; {self.trials_done}/{self.trials} trials, "
+            f"best {best} GFLOPS, {state})"
+        )
 
 
 def task_name(task: Any) -> str:
@@ -534,9 +656,14 @@ def _figure_output(fig: Any) -> dict:
 
     spec = json.loads(fig.to_json())
     spec["config"] = {"displaylogo": False, "responsive": False}
-    return {"output_type": "display_data", "metadata": {},
-            "data": {"application/vnd.plotly.v1+json": spec,
-                     "text/plain": f"<plotly figure: {fig.layout.title.text}>"}}
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {
+            "application/vnd.plotly.v1+json": spec,
+            "text/plain": f"<plotly figure: {fig.layout.title.text}>",
+        },
+    }
 
 
 def _log_file(options: Any) -> str | None:
@@ -547,14 +674,25 @@ def _log_file(options: Any) -> str | None:
     return None
 
 
-def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
-                policy_params: dict | None = None, search_policy: Any = None,
-                seed: int | None = None, strategy: str = "gradient",
-                task_weights: list | None = None, mode: str = "auto",
-                background: bool | None = None, display: bool | None = None,
-                update_interval: float = 0.5, code_interval: float = 2.0,
-                plotly_widget: bool = False, tuning_options: Any = None,
-                **tuning_kwargs: Any) -> TuneWidget:
+def tune_widget(
+    task: Any,
+    trials: int = 200,
+    *,
+    log_file: str | None = None,
+    policy_params: dict | None = None,
+    search_policy: Any = None,
+    seed: int | None = None,
+    strategy: str = "gradient",
+    task_weights: list | None = None,
+    mode: str = "auto",
+    background: bool | None = None,
+    display: bool | None = None,
+    update_interval: float = 0.5,
+    code_interval: float = 2.0,
+    plotly_widget: bool = False,
+    tuning_options: Any = None,
+    **tuning_kwargs: Any,
+) -> TuneWidget:
     """Tune ``task`` (or a list of tasks, with a TaskScheduler) and watch it live.
 
     ``trials`` is the total measurement budget; other keyword arguments are TuningOptions
@@ -585,8 +723,10 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
     if mode == "auto":
         mode = "widget" if in_kernel() and _have_widgets() else "text"
     elif mode == "widget" and not _have_widgets():
-        raise ImportError("the tuning widget needs ipywidgets and plotly: "
-                          "pip install 'ansor_lab[jupyter]' (or use mode='text')")
+        raise ImportError(
+            "the tuning widget needs ipywidgets and plotly: "
+            "pip install 'ansor_lab[jupyter]' (or use mode='text')"
+        )
     if tuning_options is not None:
         options = dataclasses.replace(tuning_options, **tuning_kwargs)
     else:
@@ -594,8 +734,10 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
         fields = {f.name for f in dataclasses.fields(TuningOptions)}
         unknown = sorted(set(tuning_kwargs) - fields)
         if unknown:
-            raise TypeError(f"tune_widget got unknown argument(s) {unknown}; tuning options "
-                            f"are {sorted(fields - {'num_measure_trials', 'verbose'})}")
+            raise TypeError(
+                f"tune_widget got unknown argument(s) {unknown}; tuning options "
+                f"are {sorted(fields - {'num_measure_trials', 'verbose'})}"
+            )
         options = TuningOptions(**tuning_kwargs)
     options.num_measure_trials = int(trials)
     options.verbose = 0  # the widget (or its text lines) is the progress display
@@ -607,10 +749,20 @@ def tune_widget(task: Any, trials: int = 200, *, log_file: str | None = None,
         fd, path = tempfile.mkstemp(prefix="ansor_tune_", suffix=".json")
         os.close(fd)
         options.measure_callbacks.append(RecordToFile(path))
-    w = TuneWidget(tasks, trials, options, policy_params=policy_params,
-                   search_policy=search_policy, strategy=strategy, task_weights=task_weights,
-                   mode=mode, update_interval=update_interval, code_interval=code_interval,
-                   seed=seed, plotly_widget=plotly_widget)
+    w = TuneWidget(
+        tasks,
+        trials,
+        options,
+        policy_params=policy_params,
+        search_policy=search_policy,
+        strategy=strategy,
+        task_weights=task_weights,
+        mode=mode,
+        update_interval=update_interval,
+        code_interval=code_interval,
+        seed=seed,
+        plotly_widget=plotly_widget,
+    )
     if display is None:
         display = mode == "widget" and in_kernel()
     if display and mode == "widget":

@@ -33,8 +33,9 @@ class BuildResult:
 class LocalBuilder:
     """Build candidates in parallel worker processes (TVM's name and arguments)."""
 
-    def __init__(self, timeout: float = 15, n_parallel: int | None = None,
-                 build_func: str = "default") -> None:
+    def __init__(
+        self, timeout: float = 15, n_parallel: int | None = None, build_func: str = "default"
+    ) -> None:
         self.timeout = timeout
         self.n_parallel = n_parallel or max(1, min(os.cpu_count() or 1, 4))
         self._workers: list[PopenWorker] = []
@@ -74,10 +75,19 @@ class LocalBuilder:
                     self._workers[w].kill()
                     busy.pop(w)
                     results[job] = _build_error(
-                        ErrorNo.BUILD_TIMEOUT, f"build took longer than {self.timeout} s")
-        return [BuildResult(r.get("obj"), r.get("entry", "main"), r.get("params", []),
-                            r["error_no"], r.get("error_msg", ""), r.get("time", 0.0))
-                for r in results]
+                        ErrorNo.BUILD_TIMEOUT, f"build took longer than {self.timeout} s"
+                    )
+        return [
+            BuildResult(
+                r.get("obj"),
+                r.get("entry", "main"),
+                r.get("params", []),
+                r["error_no"],
+                r.get("error_msg", ""),
+                r.get("time", 0.0),
+            )
+            for r in results
+        ]
 
     def close(self) -> None:
         """Stop the worker processes."""
@@ -93,9 +103,16 @@ def _build_error(kind: ErrorNo, msg: str) -> dict:
 class LocalRunner:
     """Run built candidates in an isolated process with a timeout (TVM's arguments)."""
 
-    def __init__(self, timeout: float = 10, number: int = 3, repeat: int = 1,
-                 min_repeat_ms: float = 100, cooldown_interval: float = 0.0,
-                 enable_cpu_cache_flush: bool = False, check_correctness: bool = False) -> None:
+    def __init__(
+        self,
+        timeout: float = 10,
+        number: int = 3,
+        repeat: int = 1,
+        min_repeat_ms: float = 100,
+        cooldown_interval: float = 0.0,
+        enable_cpu_cache_flush: bool = False,
+        check_correctness: bool = False,
+    ) -> None:
         self.timeout = timeout
         self.number = number
         self.repeat = repeat
@@ -114,17 +131,26 @@ class LocalRunner:
                 self._worker.call(self._setup_msg, timeout=max(self.timeout, 600))
             return self._worker.call(msg, timeout=timeout)
         except WorkerTimeout:
-            return {"error_no": int(ErrorNo.RUN_TIMEOUT),
-                    "error_msg": f"the run took longer than {timeout} s and was killed"}
+            return {
+                "error_no": int(ErrorNo.RUN_TIMEOUT),
+                "error_msg": f"the run took longer than {timeout} s and was killed",
+            }
         except WorkerDied as err:
-            return {"error_no": int(ErrorNo.RUNTIME_DEVICE),
-                    "error_msg": f"the kernel crashed the runner process ({err})"}
+            return {
+                "error_no": int(ErrorNo.RUNTIME_DEVICE),
+                "error_msg": f"the kernel crashed the runner process ({err})",
+            }
 
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
         """Prepare inputs (and the reference outputs when checking) for a task."""
         self._setup_msg = {
-            "kind": "setup", "target": str(task.target), "params": params, "outputs": outputs,
-            "check": self.check_correctness, "dag": task.dag_json, "seed": 0,
+            "kind": "setup",
+            "target": str(task.target),
+            "params": params,
+            "outputs": outputs,
+            "check": self.check_correctness,
+            "dag": task.dag_json,
+            "seed": 0,
         }
         self.setup_key = None
         reply = self._request(self._setup_msg, timeout=max(self.timeout, 600))
@@ -139,10 +165,16 @@ class LocalRunner:
             if b.error_no != 0 or b.obj is None:
                 out.append({"error_no": b.error_no, "error_msg": b.error_msg, "costs": []})
                 continue
-            msg = {"kind": "run", "obj": b.obj, "entry": b.entry, "number": self.number,
-                   "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms,
-                   "flush": self.enable_cpu_cache_flush,
-                   "cooldown_ms": self.cooldown_interval * 1e3}
+            msg = {
+                "kind": "run",
+                "obj": b.obj,
+                "entry": b.entry,
+                "number": self.number,
+                "repeat": self.repeat,
+                "min_repeat_ms": self.min_repeat_ms,
+                "flush": self.enable_cpu_cache_flush,
+                "cooldown_ms": self.cooldown_interval * 1e3,
+            }
             out.append(self._request(msg, timeout=self.timeout))
         return out
 
@@ -156,12 +188,21 @@ class LocalRunner:
 class LocalRPCMeasureContext:
     """TVM's tutorial name for local isolated measurement: ``.runner`` is a LocalRunner."""
 
-    def __init__(self, priority: int = 1, n_parallel: int = 1, timeout: float = 10,
-                 number: int = 3, repeat: int = 1, min_repeat_ms: float = 0,
-                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
-                 device: int = 0) -> None:
-        self.runner = LocalRunner(timeout, number, repeat, min_repeat_ms, cooldown_interval,
-                                  enable_cpu_cache_flush)
+    def __init__(
+        self,
+        priority: int = 1,
+        n_parallel: int = 1,
+        timeout: float = 10,
+        number: int = 3,
+        repeat: int = 1,
+        min_repeat_ms: float = 0,
+        cooldown_interval: float = 0.0,
+        enable_cpu_cache_flush: bool = False,
+        device: int = 0,
+    ) -> None:
+        self.runner = LocalRunner(
+            timeout, number, repeat, min_repeat_ms, cooldown_interval, enable_cpu_cache_flush
+        )
 
     def __del__(self) -> None:
         try:
@@ -173,8 +214,9 @@ class LocalRPCMeasureContext:
 class ProgramMeasurer:
     """Builds and runs candidates of one task; writes results to the callbacks."""
 
-    def __init__(self, builder: LocalBuilder, runner: LocalRunner, callbacks: list,
-                 num_threads: int) -> None:
+    def __init__(
+        self, builder: LocalBuilder, runner: LocalRunner, callbacks: list, num_threads: int
+    ) -> None:
         self.builder = builder
         self.runner = runner
         self.callbacks = list(callbacks or [])
@@ -183,8 +225,15 @@ class ProgramMeasurer:
     def measure(self, task: Any, policy: Any, inputs: list[MeasureInput]) -> list[MeasureResult]:
         """Measure a batch; results line up with inputs."""
         start = time.perf_counter()
-        payloads = [{"dag": task.dag_json, "trace": inp.trace, "target": str(task.target),
-                     "num_threads": self.num_threads} for inp in inputs]
+        payloads = [
+            {
+                "dag": task.dag_json,
+                "trace": inp.trace,
+                "target": str(task.target),
+                "num_threads": self.num_threads,
+            }
+            for inp in inputs
+        ]
         builds = self.builder.build(payloads)
         good = next((b for b in builds if b.error_no == 0), None)
         # the runner remembers which task its inputs are for, not this measurer: the task
@@ -196,9 +245,14 @@ class ProgramMeasurer:
         elapsed = time.perf_counter() - start
         results = []
         for b, r in zip(builds, runs):
-            results.append(MeasureResult(list(r.get("costs", [])), int(r["error_no"]),
-                                         r.get("error_msg", ""),
-                                         b.time_cost + elapsed / max(1, len(inputs))))
+            results.append(
+                MeasureResult(
+                    list(r.get("costs", [])),
+                    int(r["error_no"]),
+                    r.get("error_msg", ""),
+                    b.time_cost + elapsed / max(1, len(inputs)),
+                )
+            )
         for cb in self.callbacks:
             cb(policy, inputs, results)
         return results

@@ -62,7 +62,10 @@ class PopenWorker:
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ansor_lab.measure.worker_main"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env=env,
         )
 
     @property

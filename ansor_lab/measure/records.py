@@ -146,12 +146,24 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     if not isinstance(rec, dict) or rec.get("v") != RECORD_VERSION:
         raise ValueError(f"not a version-{RECORD_VERSION} record")
     inp = RecordInput(
-        rec["workload_key"], rec["structure_key"], rec["target"], rec["target_digest"],
-        rec["versions"], rec["trace"], rec["dag"], float(rec.get("flop_ct", 0.0)),
-        rec.get("sketch"), rec.get("decisions"),
+        rec["workload_key"],
+        rec["structure_key"],
+        rec["target"],
+        rec["target_digest"],
+        rec["versions"],
+        rec["trace"],
+        rec["dag"],
+        float(rec.get("flop_ct", 0.0)),
+        rec.get("sketch"),
+        rec.get("decisions"),
     )
-    res = MeasureResult(list(rec["costs"]), int(rec["error_no"]), rec.get("error_msg", ""),
-                        float(rec.get("all_cost", 0.0)), float(rec.get("timestamp", 0.0)))
+    res = MeasureResult(
+        list(rec["costs"]),
+        int(rec["error_no"]),
+        rec.get("error_msg", ""),
+        float(rec.get("all_cost", 0.0)),
+        float(rec.get("timestamp", 0.0)),
+    )
     return inp, res
 
 
@@ -236,8 +248,9 @@ def best_records(filename: str) -> dict[str, tuple[RecordInput, MeasureResult]]:
     return best
 
 
-def load_best_record(filename: str, workload_key: Any = None, target: Any = None,
-                     include_compatible: bool = False) -> tuple[RecordInput, MeasureResult]:
+def load_best_record(
+    filename: str, workload_key: Any = None, target: Any = None, include_compatible: bool = False
+) -> tuple[RecordInput, MeasureResult]:
     """The fastest record that applies to a task, a workload key, or (given neither) any.
 
     ``workload_key`` is a SearchTask (our complete check) or, as in TVM, a task's
@@ -252,7 +265,8 @@ def load_best_record(filename: str, workload_key: Any = None, target: Any = None
     if key is not None and not isinstance(key, str):
         raise RecordKeyError(
             "load_best_record(filename, workload_key, target): workload_key is a SearchTask "
-            f"or its workload_key string, not {type(key).__name__}")
+            f"or its workload_key string, not {type(key).__name__}"
+        )
     if task is not None and target is None:
         target = task.target
     target = as_target(target) if target is not None else None
@@ -268,8 +282,11 @@ def load_best_record(filename: str, workload_key: Any = None, target: Any = None
     total = 0
     for inp, res in load_records(filename):
         total += 1
-        if key is not None and inp.workload_key != key \
-                and (want["structure"] is None or inp.structure_key != want["structure"]):
+        if (
+            key is not None
+            and inp.workload_key != key
+            and (want["structure"] is None or inp.structure_key != want["structure"])
+        ):
             others[inp.workload_key] = others.get(inp.workload_key, 0) + 1
             continue
         reasons = []
@@ -282,8 +299,9 @@ def load_best_record(filename: str, workload_key: Any = None, target: Any = None
                 reasons.append("CPU features of the target")
         for name in ("ansor_lab", "llvm"):
             if inp.versions.get(name) != want["versions"].get(name):
-                reasons.append(f"{name} version {inp.versions.get(name)} "
-                               f"(now {want['versions'].get(name)})")
+                reasons.append(
+                    f"{name} version {inp.versions.get(name)} (now {want['versions'].get(name)})"
+                )
         if reasons:
             for r in reasons:
                 near[r] = near.get(r, 0) + 1

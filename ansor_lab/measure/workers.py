@@ -41,11 +41,17 @@ def build_worker(payload: dict) -> dict:
         sch = rebuild_schedule(payload["dag"], payload["trace"])
         func = sch.mod.main_function()
     except (ScheduleError, AnsorLabError) as err:
-        return {"error_no": int(ErrorNo.INSTANTIATION_ERROR), "error_msg": str(err),
-                "time": time.perf_counter() - start}
+        return {
+            "error_no": int(ErrorNo.INSTANTIATION_ERROR),
+            "error_msg": str(err),
+            "time": time.perf_counter() - start,
+        }
     except Exception:  # noqa: BLE001 - any bug becomes an error record, never a crash
-        return {"error_no": int(ErrorNo.INSTANTIATION_ERROR),
-                "error_msg": traceback.format_exc(limit=8), "time": time.perf_counter() - start}
+        return {
+            "error_no": int(ErrorNo.INSTANTIATION_ERROR),
+            "error_msg": traceback.format_exc(limit=8),
+            "time": time.perf_counter() - start,
+        }
     try:
         target = Target(payload["target"])
         verify(func, target.kind)
@@ -53,11 +59,20 @@ def build_worker(payload: dict) -> dict:
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001
-        return {"error_no": int(ErrorNo.COMPILE_HOST),
-                "error_msg": traceback.format_exc(limit=8), "time": time.perf_counter() - start}
+        return {
+            "error_no": int(ErrorNo.COMPILE_HOST),
+            "error_msg": traceback.format_exc(limit=8),
+            "time": time.perf_counter() - start,
+        }
     params = [(b.name, list(b.shape), b.dtype) for b in func.params]
-    return {"error_no": 0, "error_msg": "", "obj": obj, "entry": func.name, "params": params,
-            "time": time.perf_counter() - start}
+    return {
+        "error_no": 0,
+        "error_msg": "",
+        "obj": obj,
+        "entry": func.name,
+        "params": params,
+        "time": time.perf_counter() - start,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -119,7 +134,8 @@ def _run(state: _RunnerState, msg: dict) -> dict:
     n = len(state.arrays)
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(loaded.entry_address)
     rep = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *([ctypes.c_void_p] * n))(
-        loaded.repeat_address)
+        loaded.repeat_address
+    )
     for k in state.outputs:
         state.arrays[k][...] = 0
     ptrs = [a.ctypes.data for a in state.arrays]
@@ -130,22 +146,35 @@ def _run(state: _RunnerState, msg: dict) -> dict:
             got, want = state.arrays[k], state.expected[k]
             tol = 1e-3 if got.dtype in (np.float32, np.float16) else 1e-6
             if got.dtype.kind == "f":
-                ok = np.allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max(
-                    initial=0.0))), equal_nan=True)
+                ok = np.allclose(
+                    got,
+                    want,
+                    rtol=tol,
+                    atol=tol * max(1.0, float(np.abs(want).max(initial=0.0))),
+                    equal_nan=True,
+                )
             else:
                 ok = np.array_equal(got, want)
             if not ok:
                 err = float(np.nanmax(np.abs(got.astype(float) - want.astype(float))))
-                return {"error_no": int(ErrorNo.WRONG_ANSWER),
-                        "error_msg": f"output {k} differs from the reference (max abs err {err})"}
+                return {
+                    "error_no": int(ErrorNo.WRONG_ANSWER),
+                    "error_msg": f"output {k} differs from the reference (max abs err {err})",
+                }
     flush = CacheFlusher(state.target) if msg.get("flush") else None
 
     def run_n(count: int) -> None:
         if rep(count, *ptrs) != 0:
             raise RuntimeError("kernel returned an error while timing")
 
-    costs = time_repeats(run_n, msg["number"], msg["repeat"], msg["min_repeat_ms"], flush,
-                         msg.get("cooldown_ms", 0.0))
+    costs = time_repeats(
+        run_n,
+        msg["number"],
+        msg["repeat"],
+        msg["min_repeat_ms"],
+        flush,
+        msg.get("cooldown_ms", 0.0),
+    )
     del loaded
     return {"error_no": 0, "costs": costs}
 
@@ -170,5 +199,4 @@ def handle(msg: dict) -> dict | None:
             return {"error_no": 0, "pid": __import__("os").getpid()}
         return {"error_no": int(ErrorNo.UNKNOWN_ERROR), "error_msg": f"unknown request {kind}"}
     except Exception:  # noqa: BLE001 - reported, the process lives on
-        return {"error_no": int(ErrorNo.RUNTIME_DEVICE),
-                "error_msg": traceback.format_exc(limit=8)}
+        return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": traceback.format_exc(limit=8)}

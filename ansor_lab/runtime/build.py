@@ -19,8 +19,11 @@ from .module import Module
 
 def _lower_func(inp: Any, args: Sequence[Tensor] | None, name: str) -> N.PrimFunc:
     if isinstance(inp, N.PrimFunc):
-        return inp if inp.name == name or name == "main" else N.PrimFunc(
-            inp.params, inp.body, name, inp.attrs, inp.source)
+        return (
+            inp
+            if inp.name == name or name == "main"
+            else N.PrimFunc(inp.params, inp.body, name, inp.attrs, inp.source)
+        )
     if isinstance(inp, N.IRModule):
         funcs = list(inp.functions.values())
         if len(funcs) != 1:
@@ -41,16 +44,25 @@ def _lower_func(inp: Any, args: Sequence[Tensor] | None, name: str) -> N.PrimFun
     )
 
 
-def lower(inp: Any, args: Sequence[Tensor] | None = None, name: str = "main",
-          simple_mode: bool = False) -> N.IRModule:
+def lower(
+    inp: Any, args: Sequence[Tensor] | None = None, name: str = "main", simple_mode: bool = False
+) -> N.IRModule:
     """The loop IR of a schedule, as an IRModule (print it, or ``.show()``)."""
     func = _lower_func(inp, args, name)
     return N.IRModule({func.name: func})
 
 
-def build(inp: Any, args: Sequence[Tensor] | None = None, target: Any = None,
-          name: str = "main", *, num_threads: int | None = None, fast_math: bool = False,
-          record_thread_ids: bool = False, **unused: Any) -> Module:
+def build(
+    inp: Any,
+    args: Sequence[Tensor] | None = None,
+    target: Any = None,
+    name: str = "main",
+    *,
+    num_threads: int | None = None,
+    fast_math: bool = False,
+    record_thread_ids: bool = False,
+    **unused: Any,
+) -> Module:
     """Compile a schedule (or PrimFunc / IRModule) for ``target`` ("llvm" by default).
 
     The result is called with numpy arrays or NDArrays, one per argument, outputs

@@ -63,8 +63,11 @@ ProfileResult = BenchmarkResult
 def written_params(func: N.PrimFunc) -> set:
     """Parameters the function stores into (its outputs)."""
     params = set(func.params)
-    return {s.buffer for s in walk_stmts(func.body)
-            if isinstance(s, N.BufferStore) and s.buffer in params}
+    return {
+        s.buffer
+        for s in walk_stmts(func.body)
+        if isinstance(s, N.BufferStore) and s.buffer in params
+    }
 
 
 class Module:
@@ -204,8 +207,14 @@ class Module:
         def evaluate(*args: object) -> BenchmarkResult:
             ptrs = self._pointers(args)
             self._check(self._entry(*ptrs))  # warm-up
-            costs = time_repeats(lambda n: self._check(self._repeat(n, *ptrs)), number, repeat,
-                                 min_repeat_ms, flush, cooldown_interval_ms)
+            costs = time_repeats(
+                lambda n: self._check(self._repeat(n, *ptrs)),
+                number,
+                repeat,
+                min_repeat_ms,
+                flush,
+                cooldown_interval_ms,
+            )
             return BenchmarkResult(tuple(costs))
 
         return evaluate
@@ -214,8 +223,14 @@ class Module:
         return f"Module({self.entry_name}, target={self.target})"
 
 
-def time_repeats(run_n, number: int, repeat: int, min_repeat_ms: float = 0,
-                 flush=None, cooldown_interval_ms: float = 0) -> list[float]:
+def time_repeats(
+    run_n,
+    number: int,
+    repeat: int,
+    min_repeat_ms: float = 0,
+    flush=None,
+    cooldown_interval_ms: float = 0,
+) -> list[float]:
     """Seconds per run for each repeat; ``run_n(n)`` runs the kernel n times natively.
 
     The count grows until a repeat lasts ``min_repeat_ms`` (TVM's rule: at least

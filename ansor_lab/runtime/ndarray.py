@@ -64,13 +64,13 @@ def device(dev_type: object, index: int = 0) -> Device:
     if isinstance(dev_type, int) and not isinstance(dev_type, bool):
         kinds = {1: "cpu", 2: "cuda"}
         if dev_type not in kinds:
-            raise RuntimeArgumentError(
-                f"unknown device type {dev_type}: use 1 (cpu) or 2 (cuda)")
+            raise RuntimeArgumentError(f"unknown device type {dev_type}: use 1 (cpu) or 2 (cuda)")
         return Device(kinds[dev_type], index)
     name = str(dev_type).split()[0] if str(dev_type).strip() else ""
     if name not in _DEVICE_KINDS:
         raise RuntimeArgumentError(
-            f"unknown device {dev_type!r}: use tvm.device('cpu') or tvm.device('cuda')")
+            f"unknown device {dev_type!r}: use tvm.device('cpu') or tvm.device('cuda')"
+        )
     return Device(_DEVICE_KINDS[name], index)
 
 
@@ -94,7 +94,7 @@ def aligned_empty(shape: object, dtype: str = "float32") -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     raw = np.empty(nbytes + ALLOC_ALIGNMENT, np.uint8)
     start = (-raw.ctypes.data) % ALLOC_ALIGNMENT
-    return raw[start:start + nbytes].view(dt).reshape(shape)
+    return raw[start : start + nbytes].view(dt).reshape(shape)
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:

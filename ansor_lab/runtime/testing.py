@@ -11,8 +11,9 @@ def _as_numpy(x: object) -> np.ndarray:
     return x.numpy() if isinstance(x, NDArray) else np.asanyarray(x)
 
 
-def assert_allclose(actual: object, desired: object, rtol: float = 1e-7,
-                    atol: float = 1e-7) -> None:
+def assert_allclose(
+    actual: object, desired: object, rtol: float = 1e-7, atol: float = 1e-7
+) -> None:
     """Assert two arrays (numpy arrays or NDArrays) have one shape and close values.
 
     As TVM's: the shapes must match exactly (no broadcasting, so a scalar does not

@@ -20,8 +20,9 @@ from ..errors import LoweringError
 COVER_LIMIT = 1 << 24
 
 
-def box_counts(mins: list, exts: list, shape: list, loop_vars: list, var_ext: dict,
-               where: str) -> np.ndarray:
+def box_counts(
+    mins: list, exts: list, shape: list, loop_vars: list, var_ext: dict, where: str
+) -> np.ndarray:
     """How many iterations of ``loop_vars`` write each element (boxes ``[min, min+ext)``).
 
     Every combination of the loop variables is enumerated; the boxes, clipped to the
@@ -61,12 +62,21 @@ def _eval_index(e: E.PrimExpr, env: dict, where: str) -> np.ndarray:
         return np.int64(e.value)
     if isinstance(e, E.Var) and e in env:
         return env[e].astype(np.int64)
-    ops = {E.Add: np.add, E.Sub: np.subtract, E.Mul: np.multiply, E.FloorDiv: np.floor_divide,
-           E.FloorMod: np.mod, E.Min: np.minimum, E.Max: np.maximum}
+    ops = {
+        E.Add: np.add,
+        E.Sub: np.subtract,
+        E.Mul: np.multiply,
+        E.FloorDiv: np.floor_divide,
+        E.FloorMod: np.mod,
+        E.Min: np.minimum,
+        E.Max: np.maximum,
+    }
     fn = ops.get(type(e))
     if fn is None:
-        raise LoweringError(f"{where}, and its region ({e}) is too complex to check that "
-                            "every element is written; compute_root it")
+        raise LoweringError(
+            f"{where}, and its region ({e}) is too complex to check that "
+            "every element is written; compute_root it"
+        )
     return fn(_eval_index(e.a, env, where), _eval_index(e.b, env, where))
 
 

@@ -32,8 +32,9 @@ def _is_placeholder(t: Tensor) -> bool:
 INDEX_DTYPES = (None, "int32", "int64")
 
 
-def create_prim_func(ops: list[Tensor], index_dtype_override: str | None = None, *,
-                     name: str = "main") -> N.PrimFunc:
+def create_prim_func(
+    ops: list[Tensor], index_dtype_override: str | None = None, *, name: str = "main"
+) -> N.PrimFunc:
     """The unscheduled PrimFunc over tensors ``ops`` (inputs and outputs), for tir.Schedule.
 
     ``index_dtype_override`` is TVM's second argument, accepted so TVM code runs: it
@@ -42,8 +43,11 @@ def create_prim_func(ops: list[Tensor], index_dtype_override: str | None = None,
     ``IRModule({"f": func})`` renames it to "f", as TVM's module does.
     """
     if index_dtype_override not in INDEX_DTYPES:
-        hint = " (the function's name is the keyword name=)" if isinstance(
-            index_dtype_override, str) else ""
+        hint = (
+            " (the function's name is the keyword name=)"
+            if isinstance(index_dtype_override, str)
+            else ""
+        )
         raise LoweringError(
             f"create_prim_func: index_dtype_override must be None, 'int32' or 'int64', got "
             f"{index_dtype_override!r}{hint}"

@@ -152,7 +152,8 @@ class _Lowerer:
         target = self.by_name[stage.attach[1]]
         x = stage.attach[2]
         consumers = [
-            s for s in self.stages
+            s
+            for s in self.stages
             if s.attach[0] != "inline" and s is not stage and self.reads(s, stage)
         ]
         if not consumers:
@@ -160,7 +161,7 @@ class _Lowerer:
         tinfo = self.info[target.name]
         pos = target.leaves.index(x)
         relax: dict[E.Var, tuple] = {}
-        for leaf in target.leaves[pos + 1:]:
+        for leaf in target.leaves[pos + 1 :]:
             relax[tinfo.leaf_vars[leaf]] = (0, tinfo.extents[leaf] - 1)
         spans: list = [None] * n_spatial
         for c in consumers:
@@ -212,7 +213,7 @@ class _Lowerer:
         x = stage.attach[2]
         pinfo = self.info[producer.name]
         pos = producer.leaves.index(x)
-        inner = producer.leaves[pos + 1:]
+        inner = producer.leaves[pos + 1 :]
         relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
         pvalues = self.root_values(producer)
         covered = _covered_lengths(producer, set(inner), pinfo.extents)
@@ -264,8 +265,9 @@ class _Lowerer:
                 continue
             absolute = _add(lo, values[it.name])
             extent = stage.op.shape[d]
-            guards.append((E.And(E.GE(absolute, E.IntImm(0)), E.LT(absolute, E.IntImm(extent))),
-                           False))
+            guards.append(
+                (E.And(E.GE(absolute, E.IntImm(0)), E.LT(absolute, E.IntImm(extent))), False)
+            )
         info = _StageInfo(mins, exts, extents, leaf_vars, values, guards)
         op = stage.op
         if op.name in self.arg_buffer:
@@ -294,8 +296,11 @@ class _Lowerer:
         info = self.info[stage.name]
         if stage.attach[0] != "root" or stage.op.name in self.arg_buffer or stage.storage_align:
             return
-        readers = [c for c in self.stages
-                   if c.attach[0] != "inline" and c is not stage and self.reads(c, stage)]
+        readers = [
+            c
+            for c in self.stages
+            if c.attach[0] != "inline" and c is not stage and self.reads(c, stage)
+        ]
         if not readers:
             return
         positions = []
@@ -305,15 +310,17 @@ class _Lowerer:
                 return
             positions.append(stage.leaves.index(chain[-1].attach[2]))
         pos = min(positions)
-        first_reduce = next((k for k, lp in enumerate(stage.leaves)
-                             if stage.iters[lp].kind == "reduce"), len(stage.leaves))
+        first_reduce = next(
+            (k for k, lp in enumerate(stage.leaves) if stage.iters[lp].kind == "reduce"),
+            len(stage.leaves),
+        )
         if stage.init_at in stage.leaves:
             # decompose_reduction: the init nest runs before loop init_at, so a buffer
             # allocated inside that loop (or an inner one) would miss the init's writes
             first_reduce = min(first_reduce, stage.leaves.index(stage.init_at))
         if pos >= first_reduce:
             return
-        relax = {info.leaf_vars[lp]: (0, info.extents[lp] - 1) for lp in stage.leaves[pos + 1:]}
+        relax = {info.leaf_vars[lp]: (0, info.extents[lp] - 1) for lp in stage.leaves[pos + 1 :]}
         values = self.root_values(stage)
         spans = [_relax(values[iv.var], relax) for iv in stage.op.axis]
         for c in readers:
@@ -420,8 +427,15 @@ class _Lowerer:
         # "ansor.*" keys are instructions to the search's post-processor, not to the IR
         items = {k: v for k, v in items.items() if not k.startswith("ansor.")}
         pragmas = tuple(sorted(items.items()))
-        return N.For(info.leaf_vars[leaf], E.IntImm(0), E.IntImm(info.extents[leaf]), kind,
-                     body, tag, pragmas)
+        return N.For(
+            info.leaf_vars[leaf],
+            E.IntImm(0),
+            E.IntImm(info.extents[leaf]),
+            kind,
+            body,
+            tag,
+            pragmas,
+        )
 
     def emit(self, stage: Stage) -> N.Stmt:
         update, init = self.stores(stage)
@@ -469,7 +483,9 @@ class _Lowerer:
         # names are handed out producers first, so the first stage gets plain "i"
         self.var_names = {
             (s.name, leaf): self.fresh(leaf)
-            for s in self.stages if s.attach[0] != "inline" for leaf in s.leaves
+            for s in self.stages
+            if s.attach[0] != "inline"
+            for leaf in s.leaves
         }
         for s in reversed(self.stages):
             if s.attach[0] != "inline":
@@ -497,11 +513,12 @@ class _Lowerer:
             below.append(parent)  # no cycles: ensure_info has refused them already
             cur = parent
 
-    def _check_read_within_box(self, stage: Stage, below: list, producer: Stage,
-                               after: Stage) -> None:
+    def _check_read_within_box(
+        self, stage: Stage, below: list, producer: Stage, after: Stage
+    ) -> None:
         x = after.attach[2]
         pinfo = self.info[producer.name]
-        inner = producer.leaves[producer.leaves.index(x) + 1:]
+        inner = producer.leaves[producer.leaves.index(x) + 1 :]
         written_relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
         pvalues = self.root_values(producer)
         box = [_relax(pvalues[iv.var], written_relax) for iv in producer.op.axis]
@@ -527,7 +544,7 @@ class _Lowerer:
         while cur.attach[0] in ("at", "after"):
             parent = self.by_name[cur.attach[1]]
             pos = parent.leaves.index(cur.attach[2])
-            loops = [(parent, lp) for lp in parent.leaves[:pos + 1]] + loops
+            loops = [(parent, lp) for lp in parent.leaves[: pos + 1]] + loops
             cur = parent
         return loops
 
@@ -556,14 +573,18 @@ class _Lowerer:
         for st, lp in loops:
             si = self.info[st.name]
             var_ext[si.leaf_vars[lp]] = si.extents[lp]
-        where = (f"stage {stage.name!r} is a function argument computed at "
-                 f"{stage.attach[1]}.{stage.attach[2]}")
+        where = (
+            f"stage {stage.name!r} is a function argument computed at "
+            f"{stage.attach[1]}.{stage.attach[2]}"
+        )
         mins, exts = info.region_min[:n_sp], info.region_ext[:n_sp]
         dim_vars = [E.free_vars(m) for m in mins]
         used: set = set().union(*dim_vars) if dim_vars else set()
         if not used <= var_ext.keys():
-            raise LoweringError(f"{where}, but its region depends on variables of no "
-                                "enclosing loop; compute_root it")
+            raise LoweringError(
+                f"{where}, but its region depends on variables of no "
+                "enclosing loop; compute_root it"
+            )
         # an enclosing loop the region does not depend on recomputes the same box
         overlap = any(ext > 1 and v not in used for v, ext in var_ext.items())
         groups: list[tuple[list, set]] = []  # axes whose regions share loop variables
@@ -574,9 +595,14 @@ class _Lowerer:
                 dims, vs = dims + g[0], vs | g[1]
             groups.append((sorted(dims), vs))
         for dims, vs in groups:
-            counts = box_counts([mins[d] for d in dims], [exts[d] for d in dims],
-                                [shape[d] for d in dims], sorted(vs, key=lambda v: v.name),
-                                var_ext, where)
+            counts = box_counts(
+                [mins[d] for d in dims],
+                [exts[d] for d in dims],
+                [shape[d] for d in dims],
+                sorted(vs, key=lambda v: v.name),
+                var_ext,
+                where,
+            )
             hole = first_unwritten(counts)
             if hole is not None:
                 at = dict(zip(dims, hole))
@@ -588,8 +614,11 @@ class _Lowerer:
                     "to compute all of it, or leave it out of the arguments"
                 )
             overlap = overlap or counts.max() > 1
-        shared = [f"{st.name}.{lp}" for st, lp in loops
-                  if st.annotations.get(lp, "") not in ("", "unroll", "vectorize")]
+        shared = [
+            f"{st.name}.{lp}"
+            for st, lp in loops
+            if st.annotations.get(lp, "") not in ("", "unroll", "vectorize")
+        ]
         if overlap and shared and isinstance(self.body(stage), E.Reduce):
             raise LoweringError(
                 f"{where} inside the parallel or thread-bound loop {shared[0]}, and "
@@ -635,8 +664,11 @@ class _Lowerer:
         body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
         body = N.seq(*body_parts)
         for s in reversed(self.stages):
-            if s.attach[0] in ("root", "after") and s.op.name not in self.arg_buffer \
-                    and self.info[s.name].alloc_at is None:
+            if (
+                s.attach[0] in ("root", "after")
+                and s.op.name not in self.arg_buffer
+                and self.info[s.name].alloc_at is None
+            ):
                 body = N.Allocate(self.info[s.name].buffer, body)
         func = N.PrimFunc(tuple(self.params), body, self.name)
         return func
@@ -738,7 +770,7 @@ def _covered_lengths(stage: Stage, inner: set, extents: dict) -> dict:
                         room = exts[k] if start == 0 else math.gcd(start, exts[k])
                         if k == 0 or run <= room:
                             sub = start if k == 0 else (0 if start == 0 else room)
-                            out = [(1, 1)] * k + [(run, sub)] + [(e, 0) for e in exts[k + 1:]]
+                            out = [(1, 1)] * k + [(run, sub)] + [(e, 0) for e in exts[k + 1 :]]
                     break
                 rows *= exts[k]
         for c, v in zip(rel.children, out):
@@ -793,7 +825,10 @@ def _contains(outer, inner) -> bool:
 
 
 def lower_state(
-    state: State, args: list[Tensor], name: str = "main", simplify: bool = True,
+    state: State,
+    args: list[Tensor],
+    name: str = "main",
+    simplify: bool = True,
     check: bool = True,
 ) -> N.PrimFunc:
     """The PrimFunc computing ``state`` with ``args`` as its parameters."""
@@ -819,5 +854,6 @@ def infer_regions(state: State) -> dict[str, list[int]]:
     lw.infer()
     return {
         s.name: list(lw.info[s.name].region_ext)
-        for s in lw.stages if s.attach[0] in ("at", "after")
+        for s in lw.stages
+        if s.attach[0] in ("at", "after")
     }

@@ -14,9 +14,17 @@ from ..dsl.tensor import THREAD_TAGS, ComputeOp, Tensor
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
 from .state import (
-    Fuse, Iter, Split, Stage, State, derive_extents, effective_consumers, effective_reads,
+    Fuse,
+    Iter,
+    Split,
+    Stage,
+    State,
+    derive_extents,
+    effective_consumers,
+    effective_reads,
     inlined_body,
-    make_stage, pass_up,
+    make_stage,
+    pass_up,
 )
 
 
@@ -41,9 +49,11 @@ def leaf(state: State, block: str, loop: str, prim: str) -> Stage:
     if loop not in st.leaves:
         if loop in st.iters:
             raise _err(
-                prim, block,
+                prim,
+                block,
                 "this loop handle is stale: an earlier split or fuse replaced the loop; "
-                "use the loops that step returned", loop,
+                "use the loops that step returned",
+                loop,
             )
         raise _err(prim, block, "no such loop", loop)
     return st
@@ -57,7 +67,8 @@ def _move_attachments(state: State, block: str, old: str, new: str) -> None:
 
 def _attached_to(state: State, block: str, loop: str) -> list[Stage]:
     return [
-        s for s in state.stages.values()
+        s
+        for s in state.stages.values()
         if s.attach[0] in ("at", "after") and s.attach[1] == block and s.attach[2] == loop
     ]
 
@@ -87,9 +98,11 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
         factors[nones[0]] = -(-extent // known)
     elif known != extent:
         raise _err(
-            "split", block,
+            "split",
+            block,
             f"factors {list(factors)} multiply to {known} but the loop has extent {extent}; "
-            "make them multiply to the extent, or put None for the one to infer", loop,
+            "make them multiply to the extent, or put None for the one to infer",
+            loop,
         )
     kind = st.iters[loop].kind
     names = []
@@ -99,7 +112,7 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
         names.append(name)
     st.relations.append(Split(loop, tuple(names), tuple(factors[1:])))
     pos = st.leaves.index(loop)
-    st.leaves[pos:pos + 1] = names
+    st.leaves[pos : pos + 1] = names
     st.annotations.pop(loop, None)
     st.pragmas.pop(loop, None)
     _move_attachments(state, block, loop, names[-1])
@@ -130,9 +143,11 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
     pos = [st.leaves.index(lp) for lp in loops]
     if pos != list(range(pos[0], pos[0] + len(loops))):
         raise _err(
-            "fuse", block,
+            "fuse",
+            block,
             f"loops {loops} are not adjacent and in order (current order: {st.leaves}); "
-            "reorder them first", loops[0],
+            "reorder them first",
+            loops[0],
         )
     kinds = {st.iters[lp].kind for lp in loops}
     if len(kinds) > 1:
@@ -141,14 +156,16 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
         if _attached_to(state, block, lp):
             who = ", ".join(s.name for s in _attached_to(state, block, lp))
             raise _err(
-                "fuse", block,
+                "fuse",
+                block,
                 f"block(s) {who} are computed at this loop, which fuse would remove; "
-                "fuse first, then compute_at", lp,
+                "fuse first, then compute_at",
+                lp,
             )
     name = st.fresh_name("_".join(loops) + "_fused")
     st.iters[name] = Iter(name, 0, kinds.pop())
     st.relations.append(Fuse(tuple(loops), name))
-    st.leaves[pos[0]:pos[0] + len(loops)] = [name]
+    st.leaves[pos[0] : pos[0] + len(loops)] = [name]
     for lp in loops:
         st.annotations.pop(lp, None)
         st.pragmas.pop(lp, None)
@@ -182,7 +199,8 @@ def _check_reduction_order(state: State, st: Stage, prim: str) -> None:
         if s.attach[0] == "after" and s.attach[1] == st.name:
             if st.leaves.index(s.attach[2]) >= first_reduce:
                 raise _err(
-                    prim, st.name,
+                    prim,
+                    st.name,
                     f"block {s.name!r} is computed after loop {s.attach[2]!r}, which would "
                     "now be inside a reduction loop: it would read partial results",
                 )
@@ -197,9 +215,11 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
     if kind in ("parallel", "vectorize") and is_reduce:
         what = "parallelize" if kind == "parallel" else "vectorize"
         raise _err(
-            prim, block,
+            prim,
+            block,
             f"cannot {what} a reduction loop: its iterations all update the same element "
-            f"of {st.op.name!r}; {what} a spatial loop, or rfactor the reduction first", loop,
+            f"of {st.op.name!r}; {what} a spatial loop, or rfactor the reduction first",
+            loop,
         )
     if kind not in ("parallel", "vectorize", "unroll"):
         if kind not in THREAD_TAGS:
@@ -287,8 +307,7 @@ def _revalidate_regions(state: State, prim: str, block: str) -> None:
     Only bound inference is needed (attachments and annotations did not change), and
     only when some block is computed inside ``block``'s loops.
     """
-    if any(s.attach[0] in ("at", "after") and s.attach[1] == block
-           for s in state.stages.values()):
+    if any(s.attach[0] in ("at", "after") and s.attach[1] == block for s in state.stages.values()):
         _refresh_regions(state, prim, block)
 
 
@@ -313,17 +332,27 @@ def _check_order(state: State, prim: str, block: str) -> None:
     memo: dict = {}
     for reader in live:
         top = _attach_chain(state, reader)[-1]
-        late = [p for p in live if p.attach[0] == "root" and p is not reader and p is not top
-                and order[p.name] > order[top.name]]
+        late = [
+            p
+            for p in live
+            if p.attach[0] == "root"
+            and p is not reader
+            and p is not top
+            and order[p.name] > order[top.name]
+        ]
         if not late:
             continue
-        read = {n.tensor.op.name for n in E.post_order(inlined_body(state, reader, memo))
-                if isinstance(n, E.TensorLoad)}
+        read = {
+            n.tensor.op.name
+            for n in E.post_order(inlined_body(state, reader, memo))
+            if isinstance(n, E.TensorLoad)
+        }
         for p in late:
             if p.op.name in read:
                 where = "" if top is reader else f" (it runs inside the loops of {top.name!r})"
                 raise _err(
-                    prim, block,
+                    prim,
+                    block,
                     f"block {reader.name!r} would read {p.name!r} before {p.name!r} is "
                     f"computed{where}; do this step before moving {reader.name!r} there",
                 )
@@ -338,12 +367,16 @@ def _check_parallel_nesting(state: State, prim: str, block: str) -> None:
         chain = _attach_chain(state, st)
         for inner, outer in zip([None] + chain[:-1], chain):
             stop = len(outer.leaves) if inner is None else outer.leaves.index(inner.attach[2]) + 1
-            par = [(outer.name, lp) for lp in outer.leaves[:stop]
-                   if outer.annotations.get(lp) == "parallel"] + par
+            par = [
+                (outer.name, lp)
+                for lp in outer.leaves[:stop]
+                if outer.annotations.get(lp) == "parallel"
+            ] + par
         if len(par) > 1:
             (ob, ol), (ib, il) = par[0], par[1]
             raise _err(
-                prim, block,
+                prim,
+                block,
                 f"loop {ib}.{il} would be a parallel loop inside the parallel loop {ob}.{ol}; "
                 "nested parallel loops are not supported: parallelize only the outer one, or "
                 "fuse the loops and parallelize the fused loop",
@@ -360,9 +393,11 @@ def compute_at(state: State, block: str, target: str, loop: str) -> None:
         raise _err("compute_at", block, "is an output of the function; it must stay at root")
     if target not in _transitive_consumers(state, block):
         raise _err(
-            "compute_at", block,
+            "compute_at",
+            block,
             f"{target!r} does not read {block!r} (directly or through other blocks); "
-            "compute a producer at a loop of one of its consumers", loop,
+            "compute a producer at a loop of one of its consumers",
+            loop,
         )
     for s in state.stages.values():
         if s.attach[0] in ("at", "after") and s.attach[1] == block:
@@ -380,7 +415,8 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
     op = st.op
     if op.reduce_axis:
         raise _err(
-            "reverse_compute_at", block,
+            "reverse_compute_at",
+            block,
             "has a reduction; only elementwise consumers can follow a producer's tile "
             "(compute_at the producer into this block instead)",
         )
@@ -391,29 +427,38 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
     for idx in reads:
         if idx != reads[0] or not all(isinstance(i, E.Var) and i in axis_vars for i in idx):
             raise _err(
-                "reverse_compute_at", block,
+                "reverse_compute_at",
+                block,
                 f"reads {target!r} as {tst.op.name}[{', '.join(map(str, idx))}]; it must read "
-                "it at its own loop variables (an elementwise consumer)", loop,
+                "it at its own loop variables (an elementwise consumer)",
+                loop,
             )
     order = list(state.stages)
-    producers = [p for p in state.compute_stages()
-                 if p.attach[0] != "inline" and p is not st and effective_reads(state, st, p)]
+    producers = [
+        p
+        for p in state.compute_stages()
+        if p.attach[0] != "inline" and p is not st and effective_reads(state, st, p)
+    ]
     for p in producers:
         if p.name != target and p.attach[0] == "root":
             if order.index(p.name) > order.index(target):
                 raise _err(
-                    "reverse_compute_at", block,
-                    f"also reads {p.name!r}, which is computed after {target!r}", loop,
+                    "reverse_compute_at",
+                    block,
+                    f"also reads {p.name!r}, which is computed after {target!r}",
+                    loop,
                 )
     first_reduce = next(
         (k for k, lp in enumerate(tst.leaves) if tst.iters[lp].kind == "reduce"), None
     )
     if first_reduce is not None and tst.leaves.index(loop) >= first_reduce:
         raise _err(
-            "reverse_compute_at", block,
+            "reverse_compute_at",
+            block,
             f"loop {loop!r} of {target!r} is inside its reduction loop "
             f"{tst.leaves[first_reduce]!r}: {block!r} would read partial results; pick a "
-            "loop outside the reduction loops", loop,
+            "loop outside the reduction loops",
+            loop,
         )
     st.attach = ("after", target, loop)
     _validate(state, "reverse_compute_at", block)
@@ -443,15 +488,19 @@ def compute_inline(state: State, block: str) -> None:
     st = compute_stage(state, block, "compute_inline")
     if st.op.reduce_axis:
         raise _err(
-            "compute_inline", block,
+            "compute_inline",
+            block,
             "is a reduction and cannot be inlined; compute_at it into its consumer instead",
         )
     if state.is_output(st):
         raise _err("compute_inline", block, "is an output of the function and must be computed")
     if not state.consumers(block):
         raise _err("compute_inline", block, "has no consumer to inline into")
-    attached = [s.name for s in state.stages.values()
-                if s.attach[0] in ("at", "after") and s.attach[1] == block]
+    attached = [
+        s.name
+        for s in state.stages.values()
+        if s.attach[0] in ("at", "after") and s.attach[1] == block
+    ]
     if attached:
         raise _err("compute_inline", block, f"blocks {attached} are computed inside it")
     st.attach = ("inline",)
@@ -467,13 +516,15 @@ def reverse_compute_inline(state: State, block: str) -> None:
     producers = [p for p in state.producers(block) if p.is_compute and p.attach[0] != "inline"]
     if len(producers) != 1:
         raise _err(
-            "reverse_compute_inline", block,
+            "reverse_compute_inline",
+            block,
             f"must read exactly one computed block, reads {[p.name for p in producers]}",
         )
     prod = producers[0]
     if prod.op.reduce_axis:
         raise _err(
-            "reverse_compute_inline", block,
+            "reverse_compute_inline",
+            block,
             f"its producer {prod.name!r} is a reduction: the epilogue would run on partial "
             "sums; use reverse_compute_at to a loop outside the reduction instead",
         )
@@ -488,7 +539,8 @@ def reverse_compute_inline(state: State, block: str) -> None:
                 i is not v for i, v in zip(n.indices, axis_vars)
             ):
                 raise _err(
-                    "reverse_compute_inline", block,
+                    "reverse_compute_inline",
+                    block,
                     f"reads {prod.name!r} at [{', '.join(map(str, n.indices))}]; it must read "
                     "it at its own loop variables in order",
                 )
@@ -503,7 +555,8 @@ def reverse_compute_inline(state: State, block: str) -> None:
     st.root = tuple(st.iters[r(it.name)] for it in prod.root)
     st.leaves = [r(n) for n in prod.leaves]
     st.relations = [
-        Split(r(x.parent), tuple(map(r, x.children)), x.factors) if isinstance(x, Split)
+        Split(r(x.parent), tuple(map(r, x.children)), x.factors)
+        if isinstance(x, Split)
         else Fuse(tuple(map(r, x.children)), r(x.fused))
         for x in prod.relations
     ]
@@ -552,8 +605,9 @@ def _copy_op(name: str, source, shape: tuple, axis_names: list[str]) -> ComputeO
     return ComputeOp(name, axis, (), (body,), "cache")
 
 
-def cache_read(state: State, block: str, read: object, scope: str,
-               consumers: list[str] | None = None) -> str:
+def cache_read(
+    state: State, block: str, read: object, scope: str, consumers: list[str] | None = None
+) -> str:
     """Copy a tensor ``block`` reads into a new ``scope`` buffer; ``block`` (and the other
     ``consumers``, if given) read the copy."""
     st = compute_stage(state, block, "cache_read")
@@ -564,13 +618,17 @@ def cache_read(state: State, block: str, read: object, scope: str,
     else:
         matches = [t for t in inputs if t.name == str(read)]
         if not matches:
-            raise _err("cache_read", block, f"does not read {read!r}; it reads "
-                       f"{[t.name for t in inputs]}")
+            raise _err(
+                "cache_read", block, f"does not read {read!r}; it reads {[t.name for t in inputs]}"
+            )
         tensor = matches[0]
     name = state.fresh_block_name(f"{tensor.name}_{scope}")
     src_stage = state.by_op_name(tensor.name)
-    names = [iv.var.name for iv in src_stage.op.axis] if isinstance(src_stage.op, ComputeOp) \
+    names = (
+        [iv.var.name for iv in src_stage.op.axis]
+        if isinstance(src_stage.op, ComputeOp)
         else [f"ax{d}" for d in range(len(tensor.shape))]
+    )
     cache_op = _copy_op(name, tensor, tuple(tensor.shape), names)
     readers = [block] + [c for c in (consumers or []) if c != block]
     order = list(state.stages)
@@ -578,18 +636,19 @@ def cache_read(state: State, block: str, read: object, scope: str,
         rst = compute_stage(state, r, "cache_read")
         if tensor.name not in {t.name for t in rst.op.input_tensors}:
             raise _err("cache_read", r, f"does not read {tensor.name!r}")
-        rst.op = _with_body(rst.op, _replace_loads(rst.op.body[0], tensor.name,
-                                                    cache_op.output(0)))
+        rst.op = _with_body(rst.op, _replace_loads(rst.op.body[0], tensor.name, cache_op.output(0)))
     cache = make_stage(cache_op)
     cache.scope = scope
     # before every reader, and before the nests readers were moved into (reverse_compute_at)
-    first = min((s.name for r in readers for s in _attach_chain(state, state.stage(r))),
-                key=order.index)
+    first = min(
+        (s.name for r in readers for s in _attach_chain(state, state.stage(r))), key=order.index
+    )
     if src_stage.is_compute and src_stage.attach[0] != "inline":
         src_top = _attach_chain(state, src_stage)[-1]
         if order.index(src_top.name) >= order.index(first):
             raise _err(
-                "cache_read", block,
+                "cache_read",
+                block,
                 f"a reader of {tensor.name!r} runs inside the loops of {first!r}, where "
                 f"{tensor.name!r} is computed too, so no top-level copy fits in between; "
                 "cache_read before reverse_compute_at / compute_at",
@@ -613,8 +672,9 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
     name = state.fresh_block_name(f"{op.name}_{scope}")
     if not te_style:
         compute = _with_body(op, op.body[0], name)
-        copy = _copy_op(op.name, compute.output(0), tuple(op.shape),
-                        [iv.var.name for iv in op.axis])
+        copy = _copy_op(
+            op.name, compute.output(0), tuple(op.shape), [iv.var.name for iv in op.axis]
+        )
         st.op = compute
         st.scope = scope
         copy_stage = make_stage(copy, name)
@@ -629,7 +689,8 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
         for r in st.relations
     ):
         raise _err(
-            "cache_write", block,
+            "cache_write",
+            block,
             "its reduction loops were already split or fused; call cache_write first",
         )
     axis, mapping = _fresh_axis(op)
@@ -665,9 +726,11 @@ def _check_nothing_at_reduce_loops(state: State, st: Stage, prim: str) -> None:
         if st.iters[lp].kind == "reduce" and _attached_to(state, st.name, lp):
             who = ", ".join(repr(s.name) for s in _attached_to(state, st.name, lp))
             raise _err(
-                prim, st.name,
+                prim,
+                st.name,
                 f"block(s) {who} are computed at reduction loop {lp!r}, which {prim} replaces; "
-                f"{prim} first, or compute_root them", lp,
+                f"{prim} first, or compute_root them",
+                lp,
             )
 
 
@@ -695,7 +758,8 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     spatial.insert(factor_axis, rf_axis)
     others = [
         E.IterVar(E.Var(lp), E.Range.of(0, extents[lp]), "reduce")
-        for lp in reduce_leaves if lp != loop
+        for lp in reduce_leaves
+        if lp != loop
     ]
     leaf_values = {lp: iv.var for lp, iv in zip([x for x in reduce_leaves if x != loop], others)}
     leaf_values[loop] = rf_var
@@ -703,8 +767,10 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     for lp in spatial_leaves:
         leaf_values[lp] = E.IntImm(0)  # spatial values are not needed; keep pass_up happy
     values, guards = pass_up(st, leaf_values, extents)
-    mapping = {iv.var: _offset(values[it.name], int(iv.dom.min))
-               for iv, it in zip(op.reduce_axis, st.root[ndim:])}
+    mapping = {
+        iv.var: _offset(values[it.name], int(iv.dom.min))
+        for iv, it in zip(op.reduce_axis, st.root[ndim:])
+    }
     old_spatial = [iv for iv in spatial if iv is not rf_axis]
     mapping.update({iv.var: new.var for iv, new in zip(op.axis, old_spatial)})
     src = E.substitute(body.source, mapping)
@@ -717,24 +783,35 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     if others:
         rf_body = E.Reduce(body.combiner, src, tuple(others), cond, body.dtype)
     elif cond is not None:
-        rf_body = E.Call("if_then_else", (cond, src, reduce_identity(body.combiner, body.dtype)),
-                         body.dtype)
+        rf_body = E.Call(
+            "if_then_else", (cond, src, reduce_identity(body.combiner, body.dtype)), body.dtype
+        )
     else:
         rf_body = src
-    rf_op = ComputeOp(name, tuple(spatial), tuple(others), (rf_body,), op.tag,
-                      {**op.attrs, "ansor.rfactor": True})
+    rf_op = ComputeOp(
+        name, tuple(spatial), tuple(others), (rf_body,), op.tag, {**op.attrs, "ansor.rfactor": True}
+    )
     rk = E.IterVar(E.Var(f"{loop}_v"), E.Range.of(0, extents[loop]), "reduce")
     idx = [iv.var for iv in op.axis]
     idx.insert(factor_axis, rk.var)
     load = E.TensorLoad(rf_op.output(0), tuple(idx), body.dtype)
-    st.op = ComputeOp(op.name, op.axis, (rk,), (E.Reduce(body.combiner, load, (rk,), None,
-                                                         body.dtype),), op.tag, dict(op.attrs))
+    st.op = ComputeOp(
+        op.name,
+        op.axis,
+        (rk,),
+        (E.Reduce(body.combiner, load, (rk,), None, body.dtype),),
+        op.tag,
+        dict(op.attrs),
+    )
     # the write-back block keeps its spatial loops; its one reduction loop is new
     reduce_names = {n for n, it in st.iters.items() if it.kind == "reduce"}
     st.relations = [
-        r for r in st.relations
-        if not ((isinstance(r, Split) and r.parent in reduce_names)
-                or (isinstance(r, Fuse) and r.fused in reduce_names))
+        r
+        for r in st.relations
+        if not (
+            (isinstance(r, Split) and r.parent in reduce_names)
+            or (isinstance(r, Fuse) and r.fused in reduce_names)
+        )
     ]
     for n in reduce_names:
         st.iters.pop(n)
@@ -758,9 +835,11 @@ def decompose_reduction(state: State, block: str, loop: str) -> str:
     first_reduce = next(k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == "reduce")
     if st.leaves.index(loop) > first_reduce:
         raise _err(
-            "decompose_reduction", block,
+            "decompose_reduction",
+            block,
             f"loop {loop!r} is inside the reduction loop {st.leaves[first_reduce]!r}; the init "
-            "must go before the reduction starts", loop,
+            "must go before the reduction starts",
+            loop,
         )
     st.init_at = loop
     return f"{block}_init"
@@ -771,11 +850,17 @@ def storage_align(state: State, block: str, axis: int, factor: int, offset: int)
     st = compute_stage(state, block, "storage_align")
     ndim = len(st.op.shape)
     if not 0 <= axis < ndim - 1:
-        raise _err("storage_align", block, f"axis must be in [0, {ndim - 1}) for a {ndim}-d "
-                   "buffer (the last axis has stride 1)")
+        raise _err(
+            "storage_align",
+            block,
+            f"axis must be in [0, {ndim - 1}) for a {ndim}-d buffer (the last axis has stride 1)",
+        )
     if factor < 1 or not 0 <= offset < factor:
-        raise _err("storage_align", block, f"need factor >= 1 and 0 <= offset < factor, got "
-                   f"factor={factor}, offset={offset}")
+        raise _err(
+            "storage_align",
+            block,
+            f"need factor >= 1 and 0 <= offset < factor, got factor={factor}, offset={offset}",
+        )
     if state.is_output(st):
         raise _err("storage_align", block, "writes a function argument, whose layout is fixed")
     st.storage_align[axis] = (factor, offset)
@@ -785,8 +870,11 @@ def _read_tensor(st: Stage, index: int, prim: str) -> Tensor:
     """The ``index``-th tensor block ``st`` reads (TVM's read buffer index)."""
     inputs = st.op.input_tensors
     if not 0 <= index < len(inputs):
-        raise _err(prim, st.name, f"read buffer index {index} out of range "
-                   f"(it reads {[t.name for t in inputs]})")
+        raise _err(
+            prim,
+            st.name,
+            f"read buffer index {index} out of range (it reads {[t.name for t in inputs]})",
+        )
     return inputs[index]
 
 
@@ -796,8 +884,12 @@ def buffer_block(state: State, block: str, buffer: object, prim: str) -> str:
     st = compute_stage(state, block, prim)
     if isinstance(buffer, str):
         tensor_name = buffer
-    elif isinstance(buffer, (tuple, list)) and len(buffer) == 2 \
-            and buffer[0] in ("read", "write") and isinstance(buffer[1], int):
+    elif (
+        isinstance(buffer, (tuple, list))
+        and len(buffer) == 2
+        and buffer[0] in ("read", "write")
+        and isinstance(buffer[1], int)
+    ):
         kind, index = buffer
         if kind == "write":
             if index != 0:
@@ -805,12 +897,19 @@ def buffer_block(state: State, block: str, buffer: object, prim: str) -> str:
             return block
         tensor_name = _read_tensor(st, index, prim).name
     else:
-        raise _err(prim, block, f"buffer must be ('write', 0), ('read', i) or a tensor name, "
-                   f"got {buffer!r}")
+        raise _err(
+            prim,
+            block,
+            f"buffer must be ('write', 0), ('read', i) or a tensor name, got {buffer!r}",
+        )
     owner = state.by_op_name(tensor_name)
     if not owner.is_compute:
-        raise _err(prim, block, f"{tensor_name!r} is an input of the function, whose layout "
-                   f"is fixed; cache_read it and transform the copy")
+        raise _err(
+            prim,
+            block,
+            f"{tensor_name!r} is an input of the function, whose layout "
+            f"is fixed; cache_read it and transform the copy",
+        )
     return owner.name
 
 
@@ -820,14 +919,24 @@ def transform_layout(state: State, block: str, layout: tuple) -> None:
     st = compute_stage(state, block, "transform_layout")
     ndim = len(st.op.axis)
     if sorted(layout) != list(range(ndim)):
-        raise _err("transform_layout", block, f"needs a permutation of its {ndim} axes "
-                   f"(0..{ndim - 1}), got {list(layout)}")
+        raise _err(
+            "transform_layout",
+            block,
+            f"needs a permutation of its {ndim} axes (0..{ndim - 1}), got {list(layout)}",
+        )
     if state.is_output(st):
-        raise _err("transform_layout", block, "writes a function argument, whose layout is "
-                   "fixed; transform an intermediate, e.g. a cache_read or cache_write copy")
+        raise _err(
+            "transform_layout",
+            block,
+            "writes a function argument, whose layout is "
+            "fixed; transform an intermediate, e.g. a cache_read or cache_write copy",
+        )
     if st.storage_align:
-        raise _err("transform_layout", block, "has storage_align; transform the layout "
-                   "first, then align the new axes")
+        raise _err(
+            "transform_layout",
+            block,
+            "has storage_align; transform the layout first, then align the new axes",
+        )
     st.layout = None if list(layout) == list(range(ndim)) else tuple(layout)
     _validate(state, "transform_layout", block)
 
@@ -839,7 +948,6 @@ def set_scope(state: State, block: str, scope: str) -> None:
     if state.is_output(st) and scope != "global":
         raise _err("set_scope", block, "writes a function argument, which must stay global")
     st.scope = scope
-
 
 
 def _offset(e: E.PrimExpr, lo: int) -> E.PrimExpr:

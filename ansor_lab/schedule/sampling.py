@@ -29,6 +29,7 @@ def perfect_tiles(extent: int, n: int, max_innermost: int) -> tuple[tuple[int, .
 
     Only those whose innermost factor is at most ``max_innermost`` (<= 0: no limit).
     """
+
     def rec(rest: int, k: int) -> list[tuple[int, ...]]:
         if k == 1:
             return [(rest,)]

@@ -103,10 +103,19 @@ class Stage:
     def copy(self) -> Stage:
         """A copy whose lists and dicts can be changed independently."""
         return Stage(
-            self.block, self.op, self.root, dict(self.iters), list(self.leaves),
-            list(self.relations), dict(self.annotations),
-            {k: dict(v) for k, v in self.pragmas.items()}, self.attach, self.scope,
-            dict(self.storage_align), self.init_at, self.layout,
+            self.block,
+            self.op,
+            self.root,
+            dict(self.iters),
+            list(self.leaves),
+            list(self.relations),
+            dict(self.annotations),
+            {k: dict(v) for k, v in self.pragmas.items()},
+            self.attach,
+            self.scope,
+            dict(self.storage_align),
+            self.init_at,
+            self.layout,
         )
 
     def uses(self, iter_name: str) -> bool:
@@ -165,8 +174,7 @@ class State:
         stages: dict[str, Stage] = {}
         for op in topo_order(roots):
             stages[op.name] = make_stage(op)
-        return State(stages, list(outputs), list(args) if args is not None else None,
-                     tensor_map)
+        return State(stages, list(outputs), list(args) if args is not None else None, tensor_map)
 
     def tensor(self, t: Tensor) -> Tensor:
         """The state's tensor for a tensor of the user's DAG."""
@@ -211,7 +219,8 @@ class State:
         """Compute stages whose op reads stage ``name``'s output (tensors match by name)."""
         op_name = self.stage(name).op.name
         return [
-            s for s in self.stages.values()
+            s
+            for s in self.stages.values()
             if s.is_compute and any(t.op.name == op_name for t in s.op.input_tensors)
         ]
 
@@ -246,8 +255,10 @@ class State:
     def copy(self) -> State:
         """A copy that primitives may change without touching this one."""
         return State(
-            {n: s.copy() for n, s in self.stages.items()}, list(self.outputs),
-            list(self.args) if self.args is not None else None, self.tensor_map,
+            {n: s.copy() for n, s in self.stages.items()},
+            list(self.outputs),
+            list(self.args) if self.args is not None else None,
+            self.tensor_map,
             self.defer_bound_checks,
         )
 
@@ -286,14 +297,16 @@ def unique_names(roots: list[Tensor]) -> dict:
         if isinstance(op, PlaceholderOp):
             op2 = PlaceholderOp(name, op.shape, op.dtype, op.tag, dict(op.attrs))
         else:
+
             def visit(e):
                 if isinstance(e, E.TensorLoad) and id(e.tensor.op) in new_op:
                     t = new_op[id(e.tensor.op)].output(0)
                     return E.TensorLoad(t, tuple(visit(i) for i in e.indices), e.dtype)
                 return E.map_children(e, visit)
 
-            op2 = ComputeOp(name, op.axis, op.reduce_axis, (visit(op.body[0]),), op.tag,
-                            dict(op.attrs))
+            op2 = ComputeOp(
+                name, op.axis, op.reduce_axis, (visit(op.body[0]),), op.tag, dict(op.attrs)
+            )
         new_op[id(op)] = op2
         mapping[id(op.output(0))] = op2.output(0)
     return mapping
@@ -362,8 +375,9 @@ def inlined_body(state: State, stage: Stage, memo: dict | None = None):
     memo = {} if memo is None else memo
     if stage.name in memo:
         return memo[stage.name]
-    inline_ops = {s.op.name: s for s in state.stages.values()
-                  if s.is_compute and s.attach[0] == "inline"}
+    inline_ops = {
+        s.op.name: s for s in state.stages.values() if s.is_compute and s.attach[0] == "inline"
+    }
 
     def visit(e):
         if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
@@ -383,13 +397,21 @@ def effective_reads(state: State, reader: Stage, producer: Stage) -> list[tuple]
     substituted (an inlined stage in between reads on the reader's behalf)."""
     from ..dsl import expr as E
 
-    return [n.indices for n in E.post_order(inlined_body(state, reader))
-            if isinstance(n, E.TensorLoad) and n.tensor.op.name == producer.op.name]
+    return [
+        n.indices
+        for n in E.post_order(inlined_body(state, reader))
+        if isinstance(n, E.TensorLoad) and n.tensor.op.name == producer.op.name
+    ]
 
 
 def effective_consumers(state: State, block: str) -> list[Stage]:
     """Non-inlined compute stages that read ``block`` directly or through inlined stages."""
     producer = state.stage(block)
-    return [s for s in state.stages.values()
-            if s.is_compute and s.attach[0] != "inline" and s is not producer
-            and effective_reads(state, s, producer)]
+    return [
+        s
+        for s in state.stages.values()
+        if s.is_compute
+        and s.attach[0] != "inline"
+        and s is not producer
+        and effective_reads(state, s, producer)
+    ]

@@ -117,8 +117,12 @@ class Schedule:
         if not readers:
             raise ScheduleError("cache_read: give the list of readers, e.g. [C]")
         stages = [self[r] for r in readers]
-        rv = self.engine.cache_read(stages[0].block_rv, self.state.tensor(tensor).name, scope,
-                                    consumer_blocks=[st.block_rv for st in stages[1:]])
+        rv = self.engine.cache_read(
+            stages[0].block_rv,
+            self.state.tensor(tensor).name,
+            scope,
+            consumer_blocks=[st.block_rv for st in stages[1:]],
+        )
         return self._tensor(self.engine.get(rv).name)
 
     def cache_write(self, tensor: Tensor, scope: str) -> Tensor:
@@ -183,7 +187,7 @@ class Stage:
                 "a split or fuse replaced it — use the loops that step returned"
             )
         loops = self.schedule.engine.get_loops(self.block_rv)
-        own = loops[len(loops) - len(st.leaves):]
+        own = loops[len(loops) - len(st.leaves) :]
         self._loops = dict(zip(st.leaves, own))
         return self._loops[name]
 
@@ -196,8 +200,9 @@ class Stage:
         return out
 
     # -- primitives -----------------------------------------------------------------
-    def split(self, parent: Any, factor: int | None = None,
-              nparts: int | None = None) -> tuple[Loop, Loop]:
+    def split(
+        self, parent: Any, factor: int | None = None, nparts: int | None = None
+    ) -> tuple[Loop, Loop]:
         """Split a loop by ``factor`` (inner extent) or into ``nparts`` (outer extent)."""
         if (factor is None) == (nparts is None):
             raise ScheduleError("split: give exactly one of factor= or nparts=")
@@ -205,8 +210,9 @@ class Stage:
         outer, inner = self._wrap(self.schedule.engine.split(self.loop(parent), factors))
         return outer, inner
 
-    def tile(self, x_parent: Any, y_parent: Any, x_factor: int,
-             y_factor: int) -> tuple[Loop, Loop, Loop, Loop]:
+    def tile(
+        self, x_parent: Any, y_parent: Any, x_factor: int, y_factor: int
+    ) -> tuple[Loop, Loop, Loop, Loop]:
         """Split two loops and order them (xo, yo, xi, yi)."""
         xo, xi = self.split(x_parent, x_factor)
         yo, yi = self.split(y_parent, y_factor)

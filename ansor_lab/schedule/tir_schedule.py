@@ -24,8 +24,17 @@ from .state import State, derive_extents
 from .trace import BlockRV, ExprRV, Instruction, LoopRV, RV, Trace, TraceData
 
 #: instructions that read the state without changing it
-_PURE = frozenset({"GetBlock", "GetLoops", "GetChildBlocks", "SamplePerfectTile",
-                   "SampleCategorical", "SampleComputeLocation", "EnterPostproc"})
+_PURE = frozenset(
+    {
+        "GetBlock",
+        "GetLoops",
+        "GetChildBlocks",
+        "SamplePerfectTile",
+        "SampleCategorical",
+        "SampleComputeLocation",
+        "EnterPostproc",
+    }
+)
 _ROOT = ("__root__",)
 _INLINE = ("__inline__",)
 
@@ -58,8 +67,13 @@ class BlockInfo:
 class Schedule:
     """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
 
-    def __init__(self, mod: Any, seed: int | None = None, debug_mask: Any = None,
-                 error_render_level: Any = None) -> None:
+    def __init__(
+        self,
+        mod: Any,
+        seed: int | None = None,
+        debug_mask: Any = None,
+        error_render_level: Any = None,
+    ) -> None:
         func = mod
         if isinstance(mod, N.IRModule):
             try:
@@ -71,19 +85,25 @@ class Schedule:
                 "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
                 f"got {type(mod).__name__}"
             )
-        self._init(func, list(func.source.args),
-                   State.create(func.source.outputs(), list(func.source.args)), seed)
+        self._init(
+            func,
+            list(func.source.args),
+            State.create(func.source.outputs(), list(func.source.args)),
+            seed,
+        )
 
     @classmethod
-    def from_state(cls, state: State, args: list | None = None,
-                   seed: int | None = None) -> Schedule:
+    def from_state(
+        cls, state: State, args: list | None = None, seed: int | None = None
+    ) -> Schedule:
         """A schedule over an existing State (the TE facade uses this; args come later)."""
         sch = cls.__new__(cls)
         sch._init(None, list(args) if args is not None else None, state, seed)
         return sch
 
-    def _init(self, func: N.PrimFunc | None, args: list | None, state: State,
-              seed: int | None) -> None:
+    def _init(
+        self, func: N.PrimFunc | None, args: list | None, state: State, seed: int | None
+    ) -> None:
         self.func = func
         self.args = args
         self.state = state
@@ -131,8 +151,14 @@ class Schedule:
             return self._lookup(v, ExprRV, prim)
         return v
 
-    def _step(self, kind: str, args: dict, fn: Callable[[State], Any],
-              outputs: Callable[[Any], list] | None = None, decision: Any = None) -> Any:
+    def _step(
+        self,
+        kind: str,
+        args: dict,
+        fn: Callable[[State], Any],
+        outputs: Callable[[Any], list] | None = None,
+        decision: Any = None,
+    ) -> Any:
         """Apply ``fn`` to a copy of the state; commit and record only if it succeeds."""
         if kind in _PURE:
             result = fn(self.state)
@@ -212,8 +238,13 @@ class Schedule:
                 return value[0]
             block, name = value
             st = P.leaf(self.state, block, name, "get")
-            return LoopInfo(block, name, derive_extents(st)[name], st.iters[name].kind,
-                            st.annotations.get(name, ""))
+            return LoopInfo(
+                block,
+                name,
+                derive_extents(st)[name],
+                st.iters[name].kind,
+                st.annotations.get(name, ""),
+            )
         raise ScheduleError(f"get: not a schedule handle: {rv!r}")
 
     def remove_rv(self, rv: RV) -> None:
@@ -230,8 +261,12 @@ class Schedule:
         """
         self.state.stage(name)  # raises with the list of blocks when unknown
         func_name = self.func_name if func_name is None else func_name
-        return self._step("GetBlock", {"name": name, "func_name": func_name}, lambda s: name,
-                          lambda b: [self._new(BlockRV, b)])[0]
+        return self._step(
+            "GetBlock",
+            {"name": name, "func_name": func_name},
+            lambda s: name,
+            lambda b: [self._new(BlockRV, b)],
+        )[0]
 
     def _enclosing_loops(self, block: str) -> list[tuple[str, str]]:
         st = P.compute_stage(self.state, block, "get_loops")
@@ -248,37 +283,54 @@ class Schedule:
         included)."""
         b = self._block(block, "get_loops")
         loops = self._enclosing_loops(b)
-        return self._step("GetLoops", {"block": block}, lambda s: loops,
-                          lambda ls: [self._new(LoopRV, x) for x in ls])
+        return self._step(
+            "GetLoops",
+            {"block": block},
+            lambda s: loops,
+            lambda ls: [self._new(LoopRV, x) for x in ls],
+        )
 
     def get_child_blocks(self, block_or_loop: Any) -> list[BlockRV]:
         """Blocks nested under a block's loops or under one loop, in program order."""
         if isinstance(block_or_loop, LoopRV):
             owner, lp = self._loop(block_or_loop, "get_child_blocks")
             st = P.leaf(self.state, owner, lp, "get_child_blocks")  # rejects a stale handle
-            inner = set(st.leaves[st.leaves.index(lp):])
+            inner = set(st.leaves[st.leaves.index(lp) :])
             found = {owner}
         else:
             owner = self._block(block_or_loop, "get_child_blocks")
             inner = set(P.compute_stage(self.state, owner, "get_child_blocks").leaves)
             found = set()
         stages = list(self.state.stages.values())
-        todo = [s.name for s in stages if s.attach[0] in ("at", "after")
-                and s.attach[1] == owner and s.attach[2] in inner]
+        todo = [
+            s.name
+            for s in stages
+            if s.attach[0] in ("at", "after") and s.attach[1] == owner and s.attach[2] in inner
+        ]
         while todo:  # a block computed inside a nested block is nested too
             name = todo.pop()
             if name not in found:
                 found.add(name)
-                todo += [s.name for s in stages
-                         if s.attach[0] in ("at", "after") and s.attach[1] == name]
+                todo += [
+                    s.name for s in stages if s.attach[0] in ("at", "after") and s.attach[1] == name
+                ]
         names = [s.name for s in stages if s.name in found]
-        return self._step("GetChildBlocks", {"block_or_loop": block_or_loop}, lambda s: names,
-                          lambda ns: [self._new(BlockRV, n) for n in ns])
+        return self._step(
+            "GetChildBlocks",
+            {"block_or_loop": block_or_loop},
+            lambda s: names,
+            lambda ns: [self._new(BlockRV, n) for n in ns],
+        )
 
     # -- loop transformations ---------------------------------------------------------
-    def split(self, loop: LoopRV, factors: Sequence[Any] | None = None,
-              preserve_unit_iters: bool = True, nparts: int | None = None,
-              factor: int | None = None) -> list[LoopRV]:
+    def split(
+        self,
+        loop: LoopRV,
+        factors: Sequence[Any] | None = None,
+        preserve_unit_iters: bool = True,
+        nparts: int | None = None,
+        factor: int | None = None,
+    ) -> list[LoopRV]:
         """Split a loop: ``factors=[None, 16]`` (one None is inferred; with no None they must
         multiply to the extent). Non-dividing factors give guarded code."""
         block, name = self._loop(loop, "split")
@@ -288,7 +340,8 @@ class Schedule:
             factors = [None, factor] if factor is not None else [nparts, None]
         values = [self._int(f, "split") for f in factors]
         new = self._step(
-            "Split", {"loop": loop, "factors": list(factors)},
+            "Split",
+            {"loop": loop, "factors": list(factors)},
             lambda s: P.split(s, block, name, values),
             lambda names: [self._new(LoopRV, (block, n)) for n in names],
         )
@@ -304,7 +357,8 @@ class Schedule:
             raise ScheduleError("fuse: needs at least one loop")
         block = resolved[0][0]
         return self._step(
-            "Fuse", {"loops": list(loops)},
+            "Fuse",
+            {"loops": list(loops)},
             lambda s: P.fuse(s, block, [n for _, n in resolved]),
             lambda n: [self._new(LoopRV, (block, n))],
         )[0]
@@ -321,8 +375,11 @@ class Schedule:
         if not resolved:
             return
         block = resolved[0][0]
-        self._step("Reorder", {"ordered_loops": list(ordered_loops)},
-                   lambda s: P.reorder(s, block, [n for _, n in resolved]))
+        self._step(
+            "Reorder",
+            {"ordered_loops": list(ordered_loops)},
+            lambda s: P.reorder(s, block, [n for _, n in resolved]),
+        )
 
     def tile(self, x: LoopRV, y: LoopRV, x_factor: Any, y_factor: Any) -> list[LoopRV]:
         """Sugar: split x and y and reorder to (xo, yo, xi, yi); recorded as those steps."""
@@ -334,7 +391,8 @@ class Schedule:
     def _annotate_kind(self, kind_name: str, loop: LoopRV, kind: str) -> None:
         block, name = self._loop(loop, kind_name.lower())
         prim = {"Parallel": "parallel", "Vectorize": "vectorize", "Unroll": "unroll"}.get(
-            kind_name, "bind")
+            kind_name, "bind"
+        )
         args = {"loop": loop} if kind_name != "Bind" else {"loop": loop, "thread_axis": kind}
         self._step(kind_name, args, lambda s: P.annotate_loop(s, block, name, kind, prim))
 
@@ -362,13 +420,16 @@ class Schedule:
         else:
             block, name = self._block(block_or_loop, "annotate"), None
         value = self._int(ann_val, "annotate")  # a sampled value is recorded as its handle
-        self._step("Annotate", {"block_or_loop": block_or_loop, "ann_key": ann_key,
-                                "ann_val": ann_val},
-                   lambda s: P.pragma(s, block, name, ann_key, value))
+        self._step(
+            "Annotate",
+            {"block_or_loop": block_or_loop, "ann_key": ann_key, "ann_val": ann_val},
+            lambda s: P.pragma(s, block, name, ann_key, value),
+        )
 
     # -- compute locations ------------------------------------------------------------
-    def compute_at(self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False,
-                   index: int = -1) -> None:
+    def compute_at(
+        self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
+    ) -> None:
         """Compute ``block`` inside ``loop`` of one of its consumers (only the region used)."""
         b = self._block(block, "compute_at")
         value = self._lookup(loop, LoopRV, "compute_at")
@@ -381,14 +442,17 @@ class Schedule:
             target, name = value
             self._step("ComputeAt", args, lambda s: P.compute_at(s, b, target, name))
 
-    def reverse_compute_at(self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False,
-                           index: int = -1) -> None:
+    def reverse_compute_at(
+        self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
+    ) -> None:
         """Compute consumer ``block`` right after ``loop`` of its producer, on its output."""
         b = self._block(block, "reverse_compute_at")
         target, name = self._loop(loop, "reverse_compute_at")
-        self._step("ReverseComputeAt",
-                   {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops},
-                   lambda s: P.reverse_compute_at(s, b, target, name))
+        self._step(
+            "ReverseComputeAt",
+            {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops},
+            lambda s: P.reverse_compute_at(s, b, target, name),
+        )
 
     def compute_inline(self, block: Any) -> None:
         """Inline an elementwise block into its consumers."""
@@ -398,8 +462,9 @@ class Schedule:
     def reverse_compute_inline(self, block: Any) -> None:
         """Inline an elementwise consumer into its producer's loops."""
         b = self._block(block, "reverse_compute_inline")
-        self._step("ReverseComputeInline", {"block": block},
-                   lambda s: P.reverse_compute_inline(s, b))
+        self._step(
+            "ReverseComputeInline", {"block": block}, lambda s: P.reverse_compute_inline(s, b)
+        )
 
     def compute_root(self, block: Any) -> None:
         """Compute ``block`` at the top level."""
@@ -407,24 +472,38 @@ class Schedule:
         self._step("ComputeRoot", {"block": block}, lambda s: P.compute_root(s, b))
 
     # -- caches, rfactor, storage -----------------------------------------------------
-    def cache_read(self, block: Any, read_buffer_index: int | str, storage_scope: str,
-                   consumer_blocks: Any = None) -> BlockRV:
+    def cache_read(
+        self,
+        block: Any,
+        read_buffer_index: int | str,
+        storage_scope: str,
+        consumer_blocks: Any = None,
+    ) -> BlockRV:
         """A block copying the ``read_buffer_index``-th tensor ``block`` reads into
         ``storage_scope``; ``block`` then reads the copy."""
         b = self._block(block, "cache_read")
         others = [self._block(c, "cache_read") for c in (consumer_blocks or [])]
-        args = {"block": block, "read_buffer_index": read_buffer_index,
-                "storage_scope": storage_scope}
+        args = {
+            "block": block,
+            "read_buffer_index": read_buffer_index,
+            "storage_scope": storage_scope,
+        }
         if consumer_blocks:
             args["consumer_blocks"] = list(consumer_blocks)
         return self._step(
-            "CacheRead", args,
+            "CacheRead",
+            args,
             lambda s: P.cache_read(s, b, read_buffer_index, storage_scope, others),
             lambda n: [self._new(BlockRV, n)],
         )[0]
 
-    def cache_write(self, block: Any, write_buffer_index: int = 0, storage_scope: str = "local",
-                    te_style: bool = False) -> BlockRV:
+    def cache_write(
+        self,
+        block: Any,
+        write_buffer_index: int = 0,
+        storage_scope: str = "local",
+        te_style: bool = False,
+    ) -> BlockRV:
         """``block`` computes into a ``storage_scope`` buffer; the returned block copies it out.
 
         (``te_style=True`` gives TE's ``s.cache_write`` instead: the returned block computes.)
@@ -432,12 +511,17 @@ class Schedule:
         b = self._block(block, "cache_write")
         if write_buffer_index != 0:
             raise ScheduleError("cache_write: a block writes one buffer; use index 0")
-        args = {"block": block, "write_buffer_index": write_buffer_index,
-                "storage_scope": storage_scope}
+        args = {
+            "block": block,
+            "write_buffer_index": write_buffer_index,
+            "storage_scope": storage_scope,
+        }
         if te_style:
             args["te_style"] = True
         return self._step(
-            "CacheWrite", args, lambda s: P.cache_write(s, b, storage_scope, te_style),
+            "CacheWrite",
+            args,
+            lambda s: P.cache_write(s, b, storage_scope, te_style),
             lambda n: [self._new(BlockRV, n)],
         )[0]
 
@@ -445,7 +529,8 @@ class Schedule:
         """Factor a reduction loop out into a new block of partial results (returned)."""
         block, name = self._loop(loop, "rfactor")
         return self._step(
-            "RFactor", {"loop": loop, "factor_axis": factor_axis},
+            "RFactor",
+            {"loop": loop, "factor_axis": factor_axis},
             lambda s: P.rfactor(s, block, name, factor_axis),
             lambda n: [self._new(BlockRV, n)],
         )[0]
@@ -459,27 +544,46 @@ class Schedule:
                 f"decompose_reduction: loop {name!r} belongs to {owner!r}, not to {b!r}"
             )
         return self._step(
-            "DecomposeReduction", {"block": block, "loop": loop},
-            lambda s: P.decompose_reduction(s, b, name), lambda n: [self._new(BlockRV, b)],
+            "DecomposeReduction",
+            {"block": block, "loop": loop},
+            lambda s: P.decompose_reduction(s, b, name),
+            lambda n: [self._new(BlockRV, b)],
         )[0]
 
-    def storage_align(self, block: Any, buffer_index: int, axis: int, factor: int,
-                      offset: int) -> None:
+    def storage_align(
+        self, block: Any, buffer_index: int, axis: int, factor: int, offset: int
+    ) -> None:
         """Pad the written buffer so stride(axis) % factor == offset (avoids bank conflicts)."""
         b = self._block(block, "storage_align")
-        self._step("StorageAlign", {"block": block, "buffer_index": buffer_index, "axis": axis,
-                                    "factor": factor, "offset": offset},
-                   lambda s: P.storage_align(s, b, axis, factor, offset))
+        self._step(
+            "StorageAlign",
+            {
+                "block": block,
+                "buffer_index": buffer_index,
+                "axis": axis,
+                "factor": factor,
+                "offset": offset,
+            },
+            lambda s: P.storage_align(s, b, axis, factor, offset),
+        )
 
     def set_scope(self, block: Any, buffer_index: int, storage_scope: str) -> None:
         """Change the storage scope of the buffer ``block`` writes."""
         b = self._block(block, "set_scope")
-        self._step("SetScope", {"block": block, "buffer_index": buffer_index,
-                                "storage_scope": storage_scope},
-                   lambda s: P.set_scope(s, b, storage_scope))
+        self._step(
+            "SetScope",
+            {"block": block, "buffer_index": buffer_index, "storage_scope": storage_scope},
+            lambda s: P.set_scope(s, b, storage_scope),
+        )
 
-    def transform_layout(self, block: Any, buffer: Any, index_map: Any,
-                         pad_value: Any = None, assume_injective_transform: bool = False) -> None:
+    def transform_layout(
+        self,
+        block: Any,
+        buffer: Any,
+        index_map: Any,
+        pad_value: Any = None,
+        assume_injective_transform: bool = False,
+    ) -> None:
         """Store a buffer with its axes permuted, as TVM's ``transform_layout``.
 
         ``buffer`` is ``("write", 0)``, ``("read", i)`` or a tensor name; ``index_map`` a
@@ -491,21 +595,31 @@ class Schedule:
         """
         b = self._block(block, "transform_layout")
         if pad_value is not None:
-            raise ScheduleError("transform_layout: pad_value is not supported; only "
-                                "permutations of the axes (no padding)")
+            raise ScheduleError(
+                "transform_layout: pad_value is not supported; only "
+                "permutations of the axes (no padding)"
+            )
         owner = P.buffer_block(self.state, b, buffer, "transform_layout")
         ndim = len(self.state.stage(owner).op.axis)
         perm = _permutation(index_map, ndim)
-        self._step("TransformLayout", {"block": block, "buffer": buffer, "index_map": perm},
-                   lambda s: P.transform_layout(s, owner, perm))
+        self._step(
+            "TransformLayout",
+            {"block": block, "buffer": buffer, "index_map": perm},
+            lambda s: P.transform_layout(s, owner, perm),
+        )
 
     def enter_postproc(self) -> None:
         """Mark the start of post-processing steps (``remove_postproc`` stops here)."""
         self._step("EnterPostproc", {}, lambda s: None)
 
     # -- sampling ---------------------------------------------------------------------
-    def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
-                            decision: Sequence[int] | None = None) -> list[ExprRV]:
+    def sample_perfect_tile(
+        self,
+        loop: LoopRV,
+        n: int,
+        max_innermost_factor: int = 16,
+        decision: Sequence[int] | None = None,
+    ) -> list[ExprRV]:
         """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision)."""
         block, name = self._loop(loop, "sample_perfect_tile")
         extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
@@ -525,12 +639,14 @@ class Schedule:
         return self._step(
             "SamplePerfectTile",
             {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
-            lambda s: decision, lambda ds: [self._new(ExprRV, d) for d in ds],
+            lambda s: decision,
+            lambda ds: [self._new(ExprRV, d) for d in ds],
             decision=list(decision),
         )
 
-    def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
-                           decision: int | None = None) -> ExprRV:
+    def sample_categorical(
+        self, candidates: Sequence[int], probs: Sequence[float], decision: int | None = None
+    ) -> ExprRV:
         """Draw one of ``candidates`` with probabilities ``probs`` (a recorded decision)."""
         candidates = [int(c) for c in candidates]
         probs = [float(p) for p in probs]
@@ -542,8 +658,11 @@ class Schedule:
             raise ScheduleError(f"sample_categorical: decision {decision} out of range")
         d = int(decision)
         return self._step(
-            "SampleCategorical", {"candidates": candidates, "probs": probs},
-            lambda s: candidates[d], lambda v: [self._new(ExprRV, v)], decision=d,
+            "SampleCategorical",
+            {"candidates": candidates, "probs": probs},
+            lambda s: candidates[d],
+            lambda v: [self._new(ExprRV, v)],
+            decision=d,
         )[0]
 
     def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
@@ -572,8 +691,11 @@ class Schedule:
             )
         value = _INLINE if decision == -2 else _ROOT if decision == -1 else cands[decision]
         return self._step(
-            "SampleComputeLocation", {"block": block}, lambda s: value,
-            lambda v: [self._new(LoopRV, v)], decision=int(decision),
+            "SampleComputeLocation",
+            {"block": block},
+            lambda s: value,
+            lambda v: [self._new(LoopRV, v)],
+            decision=int(decision),
         )[0]
 
     # -- traces -----------------------------------------------------------------------
@@ -597,8 +719,9 @@ def _permutation(index_map: Any, ndim: int) -> list[int]:
         try:
             out = index_map(*axes)
         except TypeError as err:
-            raise ScheduleError(f"transform_layout: index_map must take the buffer's {ndim} "
-                                f"axes: {err}") from None
+            raise ScheduleError(
+                f"transform_layout: index_map must take the buffer's {ndim} axes: {err}"
+            ) from None
         out = list(out) if isinstance(out, (list, tuple)) else [out]
         perm = []
         for e in out:
@@ -610,9 +733,13 @@ def _permutation(index_map: Any, ndim: int) -> list[int]:
                 )
             perm.append(match[0])
     else:
-        raise ScheduleError("transform_layout: index_map must be a function of the axes, "
-                            f"e.g. lambda i, j: (j, i), got {index_map!r}")
+        raise ScheduleError(
+            "transform_layout: index_map must be a function of the axes, "
+            f"e.g. lambda i, j: (j, i), got {index_map!r}"
+        )
     if sorted(perm) != list(range(ndim)):
-        raise ScheduleError(f"transform_layout: index_map must return each of the {ndim} "
-                            f"axes exactly once, got the permutation {perm}")
+        raise ScheduleError(
+            f"transform_layout: index_map must return each of the {ndim} "
+            f"axes exactly once, got the permutation {perm}"
+        )
     return perm

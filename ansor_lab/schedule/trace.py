@@ -53,9 +53,7 @@ class ExprRV(RV):
     prefix = "v"
 
     def __int__(self) -> int:
-        raise ScheduleError(
-            f"{self.name} is a sampled value; read it with sch.get({self.name})"
-        )
+        raise ScheduleError(f"{self.name} is a sampled value; read it with sch.get({self.name})")
 
 
 #: kind -> (schedule method, names of positional *args or None, is sampling)
@@ -195,8 +193,9 @@ class Trace:
                 return k
         raise ScheduleError("that instruction is not in this trace")
 
-    def with_decision(self, inst: Instruction | int, decision: Any,
-                      remove_postproc: bool = True) -> Trace:
+    def with_decision(
+        self, inst: Instruction | int, decision: Any, remove_postproc: bool = True
+    ) -> Trace:
         """A new trace where one sampling instruction takes ``decision``."""
         k = self._index(inst)
         if not self.insts[k].is_sampling:
@@ -233,8 +232,9 @@ class Trace:
         insts = []
         for inst in self.insts:
             args = [[k, _value_json(v)] for k, v in inst.args]
-            insts.append([inst.kind, args, [rv.name for rv in inst.outputs],
-                          _value_json(inst.decision)])
+            insts.append(
+                [inst.kind, args, [rv.name for rv in inst.outputs], _value_json(inst.decision)]
+            )
         return {"version": TRACE_VERSION, "insts": insts}
 
     def dumps(self) -> str:
@@ -267,8 +267,9 @@ class TraceData:
 
     insts: list
 
-    def apply_to_schedule(self, sch, remove_postproc: bool = False,
-                          decisions: dict | None = None) -> None:
+    def apply_to_schedule(
+        self, sch, remove_postproc: bool = False, decisions: dict | None = None
+    ) -> None:
         """Call the schedule's methods in order, mapping recorded handles to new ones.
 
         ``decisions`` overrides the decision of sampling instructions by instruction
@@ -304,8 +305,10 @@ class TraceData:
             if sampling:
                 kwargs["decision"] = decode(decision)
             result = fn(*positional, **kwargs)
-            results = [] if result is None else (
-                list(result) if isinstance(result, (list, tuple)) else [result]
+            results = (
+                []
+                if result is None
+                else (list(result) if isinstance(result, (list, tuple)) else [result])
             )
             if len(results) != len(outs):
                 raise ScheduleError(

@@ -21,8 +21,12 @@ from ..errors import AnsorLabError
 class CostModel:
     """Base class: ``update`` with measured (features, cost), ``predict`` scores."""
 
-    def update(self, features: Sequence[np.ndarray], costs: Sequence[float],
-               groups: Sequence[str] | None = None) -> None:
+    def update(
+        self,
+        features: Sequence[np.ndarray],
+        costs: Sequence[float],
+        groups: Sequence[str] | None = None,
+    ) -> None:
         """Learn from measured programs: their features and costs in seconds."""
 
     def predict(self, features: Sequence[np.ndarray]) -> np.ndarray:
@@ -69,9 +73,15 @@ def normalized_throughput(costs: Sequence[float], groups: Sequence[str]) -> np.n
 class RandomForestModel(CostModel):
     """A random forest regressor on program features, target = normalised throughput."""
 
-    def __init__(self, n_estimators: int = 64, max_depth: int | None = None,
-                 min_samples: int = 8, seed: int = 0, num_warmup_sample: int | None = None,
-                 **unused: object) -> None:
+    def __init__(
+        self,
+        n_estimators: int = 64,
+        max_depth: int | None = None,
+        min_samples: int = 8,
+        seed: int = 0,
+        num_warmup_sample: int | None = None,
+        **unused: object,
+    ) -> None:
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.min_samples = min_samples if num_warmup_sample is None else num_warmup_sample
@@ -124,8 +134,11 @@ class RandomForestModel(CostModel):
         X = np.stack(self.features)
         y = normalized_throughput(self.costs, self.groups)
         self.model = RandomForestRegressor(
-            n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.seed,
-            n_jobs=1, min_samples_leaf=1,
+            n_estimators=self.n_estimators,
+            max_depth=self.max_depth,
+            random_state=self.seed,
+            n_jobs=1,
+            min_samples_leaf=1,
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -140,7 +153,8 @@ class RandomForestModel(CostModel):
             raise AnsorLabError(
                 f"this model learned from {self.model.n_features_in_} features per program "
                 f"and is asked about {x.shape[1]}: its training data was saved by another "
-                "version of ansor_lab. Train a new model with update_from_file(log).")
+                "version of ansor_lab. Train a new model with update_from_file(log)."
+            )
         return self.model.predict(x)
 
     def feature_importances(self, names: Sequence[str]) -> list[tuple[str, float]]:
@@ -182,8 +196,14 @@ class RandomForestModel(CostModel):
     def save(self, path: str) -> None:
         """Save the training data (the forest is refit on load)."""
         with open(path, "w") as f:
-            json.dump({"features": [list(map(float, x)) for x in self.features],
-                       "costs": self.costs, "groups": self.groups}, f)
+            json.dump(
+                {
+                    "features": [list(map(float, x)) for x in self.features],
+                    "costs": self.costs,
+                    "groups": self.groups,
+                },
+                f,
+            )
 
     def load(self, path: str) -> None:
         """Load training data written by ``save`` and refit."""
@@ -192,8 +212,9 @@ class RandomForestModel(CostModel):
         self.features = [np.asarray(x, dtype=float) for x in data["features"]]
         self.costs = list(data["costs"])
         self.groups = list(data["groups"])
-        self._seen = {(g, c, f.tobytes())
-                      for f, c, g in zip(self.features, self.costs, self.groups)}
+        self._seen = {
+            (g, c, f.tobytes()) for f, c, g in zip(self.features, self.costs, self.groups)
+        }
         self.fit()
 
 

@@ -41,19 +41,45 @@ from ..ir.simplify import linear_form
 from .loopnest import LoopNestWalker
 
 TOP_ACCESSES = 5
-_ACCESS_FIELDS = ("is_read", "is_write", "elem_bytes", "unique_bytes", "lines", "stride",
-                  "reuse_iters", "reuse_bytes", "reuse_count", "is_local")
+_ACCESS_FIELDS = (
+    "is_read",
+    "is_write",
+    "elem_bytes",
+    "unique_bytes",
+    "lines",
+    "stride",
+    "reuse_iters",
+    "reuse_bytes",
+    "reuse_count",
+    "is_local",
+)
 _STORE_FIELDS = (
-    "float_addsub", "float_mul", "float_div", "float_cmp", "float_math", "int_ops", "selects",
-    "n_loops", "trips", "outer_prod", "vec_len", "vec_is_inner", "unroll_prod", "auto_unroll",
-    "parallel_prod", "guarded", "intensity", "alloc_bytes",
+    "float_addsub",
+    "float_mul",
+    "float_div",
+    "float_cmp",
+    "float_math",
+    "int_ops",
+    "selects",
+    "n_loops",
+    "trips",
+    "outer_prod",
+    "vec_len",
+    "vec_is_inner",
+    "unroll_prod",
+    "auto_unroll",
+    "parallel_prod",
+    "guarded",
+    "intensity",
+    "alloc_bytes",
 ) + tuple(f"acc{k}_{f}" for k in range(TOP_ACCESSES) for f in _ACCESS_FIELDS)
 
 #: Names of the per-store features, in order.
 STORE_FEATURE_NAMES = _STORE_FIELDS
 #: Names of the program features (what the cost model sees), in order.
 FEATURE_NAMES = (
-    tuple(f"mean.{n}" for n in _STORE_FIELDS) + tuple(f"max.{n}" for n in _STORE_FIELDS)
+    tuple(f"mean.{n}" for n in _STORE_FIELDS)
+    + tuple(f"max.{n}" for n in _STORE_FIELDS)
     + ("total_flops", "n_stores", "total_alloc_bytes", "prior_score")
 )
 
@@ -95,8 +121,9 @@ def _flat_index(buf: N.Buffer, indices: tuple) -> E.PrimExpr | None:
     return total
 
 
-def _access(buf: N.Buffer, indices: tuple, loops: list, is_read: bool, is_write: bool,
-            local_sizes: dict) -> list[float]:
+def _access(
+    buf: N.Buffer, indices: tuple, loops: list, is_read: bool, is_write: bool, local_sizes: dict
+) -> list[float]:
     item = dtypes.itemsize(buf.dtype)
     flat = _flat_index(buf, indices)
     form = linear_form(flat) if flat is not None else ({}, 0)
@@ -133,8 +160,18 @@ def _access(buf: N.Buffer, indices: tuple, loops: list, is_read: bool, is_write:
             break
         inner_trips *= lp.extent
     is_local = 1.0 if buf in local_sizes and buf.nbytes <= 4096 else 0.0
-    return [float(is_read), float(is_write), float(item), _log(unique_bytes), _log(lines),
-            _log(stride), _log(reuse_iters), _log(reuse_bytes), _log(reuse_count), is_local]
+    return [
+        float(is_read),
+        float(is_write),
+        float(item),
+        _log(unique_bytes),
+        _log(lines),
+        _log(stride),
+        _log(reuse_iters),
+        _log(reuse_bytes),
+        _log(reuse_count),
+        is_local,
+    ]
 
 
 class _Extractor(LoopNestWalker):
@@ -177,8 +214,16 @@ class _Extractor(LoopNestWalker):
         unique_total = sum(2 ** a[3] - 1 for a in chosen)
         alloc = sum(self.local_sizes.values())
         row = [_log(x * trips) for x in ops] + [
-            float(len(loops)), _log(trips), _log(outer), float(vec_len), vec_inner, _log(unroll),
-            _log(auto), _log(par), float(self.guards > 0), _log(flops / max(unique_total, 1.0)),
+            float(len(loops)),
+            _log(trips),
+            _log(outer),
+            float(vec_len),
+            vec_inner,
+            _log(unroll),
+            _log(auto),
+            _log(par),
+            float(self.guards > 0),
+            _log(flops / max(unique_total, 1.0)),
             _log(alloc),
         ]
         for k in range(TOP_ACCESSES):
@@ -193,8 +238,9 @@ def store_features(func: N.PrimFunc) -> list[list[float]]:
     return [row for _, row in ex.rows]
 
 
-def program_features(func: N.PrimFunc, vector_bytes: int | None = None,
-                     num_cores: int = 1) -> np.ndarray:
+def program_features(
+    func: N.PrimFunc, vector_bytes: int | None = None, num_cores: int = 1
+) -> np.ndarray:
     """The fixed-length feature vector of a program (see FEATURE_NAMES).
 
     ``vector_bytes`` and ``num_cores`` describe the target for the prior's score (the last

@@ -49,8 +49,9 @@ class LoopNestWalker:
             extent = s.extent.value if isinstance(s.extent, E.IntImm) else UNKNOWN_EXTENT
             budget = s.annotation("pragma_auto_unroll_max_step")
             outer = self.loops[-1].unroll_budget if self.loops else 0
-            self.loops.append(LoopInfo(s.loop_var, extent, s.kind,
-                                       int(budget) if budget is not None else outer))
+            self.loops.append(
+                LoopInfo(s.loop_var, extent, s.kind, int(budget) if budget is not None else outer)
+            )
             self.visit(s.body)
             self.loops.pop()
         elif isinstance(s, N.IfThenElse):

@@ -58,17 +58,23 @@ class PreloadMeasuredStates:
 class SketchPolicy:
     """Ansor's search policy over the sketches of one task."""
 
-    def __init__(self, task: Any, program_cost_model: CostModel | None = None,
-                 params: dict | None = None, seed: int | None = None, verbose: int = 1,
-                 init_search_callbacks: list | None = None) -> None:
+    def __init__(
+        self,
+        task: Any,
+        program_cost_model: CostModel | None = None,
+        params: dict | None = None,
+        seed: int | None = None,
+        verbose: int = 1,
+        init_search_callbacks: list | None = None,
+    ) -> None:
         self.task = task
-        self.model = program_cost_model if program_cost_model is not None \
-            else RandomForestModel()
+        self.model = program_cost_model if program_cost_model is not None else RandomForestModel()
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         unknown = set(self.params) - set(DEFAULT_PARAMS)
         if unknown:
-            raise AnsorLabError(f"unknown SketchPolicy params {sorted(unknown)}; known: "
-                                f"{sorted(DEFAULT_PARAMS)}")
+            raise AnsorLabError(
+                f"unknown SketchPolicy params {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}"
+            )
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.rng = random.Random(self.seed)
         self.verbose = verbose
@@ -199,8 +205,7 @@ class SketchPolicy:
                 elif r < p["crossover_prob"] + p["mutation_prob"]:
                     child = self.space.mutate(parent)
                 elif r < p["crossover_prob"] + p["mutation_prob"] + p["migration_prob"]:
-                    child = self.space.migrate(parent,
-                                               self.rng.randrange(len(self.sketches)))
+                    child = self.space.migrate(parent, self.rng.randrange(len(self.sketches)))
                 else:
                     child = parent
                 if child is not None and self.features_of(child) is not None:
@@ -221,10 +226,12 @@ class SketchPolicy:
         if self.uses_prior:  # keep the first batch diverse: the model learns from it
             n_random = int(round(n * self.params["prior_random_ratio"]))
         else:
-            n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples \
-                else 0
-        n_explore = 0 if self.uses_prior or not self.model.num_samples \
+            n_random = int(round(n * self.params["eps_greedy"])) if self.model.num_samples else 0
+        n_explore = (
+            0
+            if self.uses_prior or not self.model.num_samples
             else int(round(n * self.params["sketch_explore"]))
+        )
         for c in self.evolutionary_search(init, 2 * n):
             if len(chosen) >= n - n_random - n_explore:
                 break
@@ -279,12 +286,15 @@ class SketchPolicy:
         top = min(best) if best else float("inf")
         total = max(sum(count), 1)
         c = self.params["sketch_explore_c"]
-        return {k: (top / best[k] if np.isfinite(best[k]) else 0.0)
-                + c * float(np.sqrt(np.log(total + 1) / (count[k] + 1)))
-                for k in range(len(self.sketches))}
+        return {
+            k: (top / best[k] if np.isfinite(best[k]) else 0.0)
+            + c * float(np.sqrt(np.log(total + 1) / (count[k] + 1)))
+            for k in range(len(self.sketches))
+        }
 
-    def _sketch_explore_picks(self, n: int, chosen: list[Candidate], init: list[Candidate],
-                              seen: set) -> list[Candidate]:
+    def _sketch_explore_picks(
+        self, n: int, chosen: list[Candidate], init: list[Candidate], seen: set
+    ) -> list[Candidate]:
         """Up to ``n`` candidates, one each from the sketches with the highest bound that
         the batch has not picked.
 
@@ -327,8 +337,7 @@ class SketchPolicy:
         start = time.perf_counter()
         feats, costs = [], []
         for inp, res in zip(inputs, results):
-            cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None \
-                else None
+            cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None else None
             cost = res.mean_cost
             if cand is not None:
                 self.measured[cand.key] = cost

@@ -13,8 +13,11 @@ from .sketch import MAX_INNERMOST
 
 
 def _attached_loops(sch: Schedule, block: str) -> set:
-    return {s.attach[2] for s in sch.state.stages.values()
-            if s.attach[0] in ("at", "after") and s.attach[1] == block}
+    return {
+        s.attach[2]
+        for s in sch.state.stages.values()
+        if s.attach[0] in ("at", "after") and s.attach[1] == block
+    }
 
 
 def parallelize(sch: Schedule, block: str, depth: int) -> None:
@@ -44,7 +47,7 @@ def vectorize_innermost(sch: Schedule, block: str) -> None:
     """
     st = sch.state.stage(block)
     loops = sch.get_loops(sch.get_block(block))
-    loops = loops[len(loops) - len(st.leaves):]  # (one get_loops: each is a trace step)
+    loops = loops[len(loops) - len(st.leaves) :]  # (one get_loops: each is a trace step)
     busy = _attached_loops(sch, block)
     for rv, name in reversed(list(zip(loops, st.leaves))):
         extent = sch.get(rv).extent
@@ -52,8 +55,11 @@ def vectorize_innermost(sch: Schedule, block: str) -> None:
             return
         if extent == 1:
             continue
-        if st.iters[name].kind == "spatial" and name not in st.annotations \
-                and 2 <= extent <= MAX_INNERMOST:
+        if (
+            st.iters[name].kind == "spatial"
+            and name not in st.annotations
+            and 2 <= extent <= MAX_INNERMOST
+        ):
             sch.vectorize(rv)
         return
 

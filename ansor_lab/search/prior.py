@@ -72,10 +72,11 @@ class _PriorWalker(LoopNestWalker):
         # loops the stored element does not depend on are reduction loops only when the
         # store accumulates (reads its own buffer); otherwise they recompute the same values
         # (a producer computed inside its consumer's loops), and ``trips`` already counts them
-        accumulates = any(isinstance(n, N.BufferLoad) and n.buffer is s.buffer
-                          for n in E.post_order(s.value))
+        accumulates = any(
+            isinstance(n, N.BufferLoad) and n.buffer is s.buffer for n in E.post_order(s.value)
+        )
         reduction = [k for k, lp in enumerate(loops) if accumulates and lp.var not in written]
-        tile = loops[reduction[-1] + 1:] if reduction else loops[-1:]
+        tile = loops[reduction[-1] + 1 :] if reduction else loops[-1:]
         vec = tile[-1] if tile and tile[-1].kind == "vectorized" else None
         # accumulators (or results) in flight: one per vector of the tile
         per_vector = math.ceil(vec.extent / self.lanes) if vec else 1
@@ -87,7 +88,7 @@ class _PriorWalker(LoopNestWalker):
             # iterations of the spatial loops right around the reduction loop are
             # independent: when one is short, the out-of-order core overlaps several
             around_free = 1
-            for lp in reversed(loops[:reduction[-1]]):
+            for lp in reversed(loops[: reduction[-1]]):
                 if lp.var not in written:
                     break
                 around_free *= lp.extent
@@ -115,8 +116,14 @@ class _PriorWalker(LoopNestWalker):
         if self.cores > 1:
             ext = math.prod(lp.extent for lp in par) if par else 1
             eff *= ext / (self.cores * math.ceil(ext / self.cores))
-        flops = sum(1 for n in E.post_order(s.value)
-                    if isinstance(n, (E.Add, E.Sub, E.Mul, E.Div, E.Call))) * trips
+        flops = (
+            sum(
+                1
+                for n in E.post_order(s.value)
+                if isinstance(n, (E.Add, E.Sub, E.Mul, E.Div, E.Call))
+            )
+            * trips
+        )
         weight = max(float(flops), float(trips))
         self.work += weight
         self.time += weight / max(eff, 1e-6)
@@ -131,8 +138,7 @@ class _PriorWalker(LoopNestWalker):
             if lp.var not in used:
                 continue
             if lp is vec:
-                n *= math.ceil(lp.extent / self.lanes) if not self._gathers(ld, vec) \
-                    else lp.extent
+                n *= math.ceil(lp.extent / self.lanes) if not self._gathers(ld, vec) else lp.extent
             else:
                 n *= lp.extent
         return n
@@ -172,12 +178,14 @@ def _unrolled_steps(loops: list) -> int:
 
 
 def _loads_of(s: N.BufferStore) -> list:
-    return [n for n in E.post_order(s.value)
-            if isinstance(n, N.BufferLoad) and n.buffer is not s.buffer]
+    return [
+        n for n in E.post_order(s.value) if isinstance(n, N.BufferLoad) and n.buffer is not s.buffer
+    ]
 
 
-def analytic_score(func: N.PrimFunc, vector_bytes: int = 64, cores: int = 1,
-                   elem_bytes: int = 4) -> float:
+def analytic_score(
+    func: N.PrimFunc, vector_bytes: int = 64, cores: int = 1, elem_bytes: int = 4
+) -> float:
     """Estimated share of the CPU's peak a lowered program can reach, in (0, 1].
 
     ``vector_bytes`` is the SIMD register width (64 for AVX-512, 32 for AVX2), which also

@@ -33,7 +33,11 @@ from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
 from ..errors import ScheduleError
 from ..schedule.state import (
-    Stage, State, derive_extents, effective_consumers, effective_reads,
+    Stage,
+    State,
+    derive_extents,
+    effective_consumers,
+    effective_reads,
 )
 from ..schedule.tir_schedule import Schedule
 
@@ -73,14 +77,17 @@ def is_injective(st: Stage) -> bool:
 
 def has_expensive_op(st: Stage) -> bool:
     """The body calls exp/log/tanh... (Ansor does not inline those blindly)."""
-    return any(isinstance(n, E.Call) and n.op in EXPENSIVE_CALLS
-               for n in E.post_order(st.op.body[0]))
+    return any(
+        isinstance(n, E.Call) and n.op in EXPENSIVE_CALLS for n in E.post_order(st.op.body[0])
+    )
 
 
 def has_branch(st: Stage) -> bool:
     """The body chooses between values (``if_then_else`` / ``select``), e.g. padding."""
-    return any((isinstance(n, E.Call) and n.op == "if_then_else") or isinstance(n, E.Select)
-               for n in E.post_order(st.op.body[0]))
+    return any(
+        (isinstance(n, E.Call) and n.op == "if_then_else") or isinstance(n, E.Select)
+        for n in E.post_order(st.op.body[0])
+    )
 
 
 def is_strictly_inlineable(state: State, st: Stage) -> bool:
@@ -93,9 +100,14 @@ def is_strictly_inlineable(state: State, st: Stage) -> bool:
     convolution, the padding's guard runs in the innermost loop on every multiply-add,
     while computed per outer tile it costs one small copy and the inner loop has no guard.
     """
-    return (is_injective(st) and not has_expensive_op(st) and not has_branch(st)
-            and not state.is_output(st) and bool(effective_consumers(state, st.name))
-            and st.op.tag != "cache")  # a packing copy stays where the rule put it
+    return (
+        is_injective(st)
+        and not has_expensive_op(st)
+        and not has_branch(st)
+        and not state.is_output(st)
+        and bool(effective_consumers(state, st.name))
+        and st.op.tag != "cache"
+    )  # a packing copy stays where the rule put it
 
 
 def needs_multi_level_tiling(state: State, st: Stage) -> bool:
@@ -125,8 +137,9 @@ def fusible_consumer(state: State, st: Stage) -> Stage | None:
         return None
     axis = [iv.var for iv in c.op.axis]
     reads = effective_reads(state, c, st)
-    if not reads or any(len(r) != len(axis) or any(a is not b for a, b in zip(r, axis))
-                        for r in reads):
+    if not reads or any(
+        len(r) != len(axis) or any(a is not b for a, b in zip(r, axis)) for r in reads
+    ):
         return None  # fusion needs the consumer to read the producer at its own indices
     return c
 
@@ -236,10 +249,14 @@ def reduce_size(st: Stage) -> int:
 # Rule applications (on a tir.Schedule, recording sampling instructions)
 
 
-def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | None = None,
-                             structure: str = CPU_STRUCTURE,
-                             outer_axes: frozenset = frozenset(),
-                             vector_axis: str | None = None) -> int:
+def apply_multi_level_tiling(
+    sch: Schedule,
+    block: str,
+    fuse_consumer: str | None = None,
+    structure: str = CPU_STRUCTURE,
+    outer_axes: frozenset = frozenset(),
+    vector_axis: str | None = None,
+) -> int:
     """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes (reduction
     axes of at most ``SMALL_REDUCTION`` iterations are left whole in the last R level).
 
@@ -281,7 +298,7 @@ def apply_multi_level_tiling(sch: Schedule, block: str, fuse_consumer: str | Non
             level = list(s_levels[si])
             if vector_axis is not None and si == n_s - 1:
                 k = spatial_names.index(vector_axis)
-                level = level[:k] + level[k + 1:] + [level[k]]
+                level = level[:k] + level[k + 1 :] + [level[k]]
             order += level
             si += 1
         else:
@@ -310,8 +327,9 @@ def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
     sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
 
 
-def apply_relayout_pack(sch: Schedule, block: str, tensor: str, dim: int, axis: int,
-                        at: int) -> None:
+def apply_relayout_pack(
+    sch: Schedule, block: str, tensor: str, dim: int, axis: int, at: int
+) -> None:
     """Copy the panel of ``tensor`` used inside loop ``at`` of ``block`` with its ``dim``
     last (``kernel[ff, rc, ry, rx]`` -> ``[rc, ry, rx, ff]``), the copy's loops in that
     storage order (contiguous writes), and store ``block``'s own result with its
@@ -397,18 +415,23 @@ def _relayout_twins(state, st, alts: list, tiled_alone: str | None = None) -> li
         def apply(sch, b):
             at = fn(sch, b, outer_axes=axes, vector_axis=name)
             apply_relayout_pack(sch, b, tensor, dim, axis, at)
+
         return apply
 
-    return [(f"{alt}+pack({tensor}, vectorize {name})", relayout(fn))
-            for alt, fn in alts if not (alt == tiled_alone and state.is_output(st))]
+    return [
+        (f"{alt}+pack({tensor}, vectorize {name})", relayout(fn))
+        for alt, fn in alts
+        if not (alt == tiled_alone and state.is_output(st))
+    ]
 
 
 def _mlt_fusion_alts(state, st):
     c = fusible_consumer(state, st)
 
     def fused(sch, b, outer_axes=frozenset(), vector_axis=None):
-        return apply_multi_level_tiling(sch, b, fuse_consumer=c.name, outer_axes=outer_axes,
-                                        vector_axis=vector_axis)
+        return apply_multi_level_tiling(
+            sch, b, fuse_consumer=c.name, outer_axes=outer_axes, vector_axis=vector_axis
+        )
 
     alts = [(f"tile+fuse({c.name})", fused)]
     return _with_packing(state, st, alts) + _relayout_twins(state, st, alts)
@@ -420,34 +443,41 @@ def _mlt_alts(state, st):
 
     def cached(sch, b, outer_axes=frozenset(), vector_axis=None):
         copy = apply_cache_write(sch, b)
-        return apply_multi_level_tiling(sch, b, fuse_consumer=copy, outer_axes=outer_axes,
-                                        vector_axis=vector_axis)
+        return apply_multi_level_tiling(
+            sch, b, fuse_consumer=copy, outer_axes=outer_axes, vector_axis=vector_axis
+        )
 
     alts = [("tile", tiled), ("cache_write+tile", cached)]
-    return (_with_packing(state, st, alts)
-            + _relayout_twins(state, st, alts, tiled_alone="tile"))
+    return _with_packing(state, st, alts) + _relayout_twins(state, st, alts, tiled_alone="tile")
 
 
 def _rfactor_alts(state, st):
-    return [("skip", lambda sch, b: None),
-            ("rfactor(inner)", lambda sch, b: apply_rfactor(sch, b, True)),
-            ("rfactor(outer)", lambda sch, b: apply_rfactor(sch, b, False))]
+    return [
+        ("skip", lambda sch, b: None),
+        ("rfactor(inner)", lambda sch, b: apply_rfactor(sch, b, True)),
+        ("rfactor(outer)", lambda sch, b: apply_rfactor(sch, b, False)),
+    ]
 
 
 RULES: list[SketchRule] = [
     SketchRule("always_inline", is_strictly_inlineable, _inline_alts),
     SketchRule(
         "multi_level_tiling_with_fusion",
-        lambda state, st: needs_multi_level_tiling(state, st)
-        and fusible_consumer(state, st) is not None,
+        lambda state, st: (
+            needs_multi_level_tiling(state, st) and fusible_consumer(state, st) is not None
+        ),
         _mlt_fusion_alts,
     ),
     SketchRule("multi_level_tiling", needs_multi_level_tiling, _mlt_alts),
     SketchRule(
         "add_rfactor",
-        lambda state, st: bool(st.op.reduce_axis) and spatial_size(st) <= 64
-        and reduce_size(st) >= 256 and len(st.op.reduce_axis) == 1
-        and not st.op.attrs.get("ansor.rfactor"),  # never rfactor a block rfactor made
+        lambda state, st: (
+            bool(st.op.reduce_axis)
+            and spatial_size(st) <= 64
+            and reduce_size(st) >= 256
+            and len(st.op.reduce_axis) == 1
+            and not st.op.attrs.get("ansor.rfactor")
+        ),  # never rfactor a block rfactor made
         _rfactor_alts,
     ),
 ]
@@ -470,9 +500,11 @@ class Sketch:
         return f"sketch {self.index}: {self.describe()}\n{self.trace}"
 
 
-def generate_sketches(make_schedule: Callable[[], Schedule],
-                      rules: list[SketchRule] | None = None,
-                      annotate: Callable[[Schedule], None] | None = None) -> list[Sketch]:
+def generate_sketches(
+    make_schedule: Callable[[], Schedule],
+    rules: list[SketchRule] | None = None,
+    annotate: Callable[[Schedule], None] | None = None,
+) -> list[Sketch]:
     """Apply the rules to fresh schedules; one Sketch per combination of alternatives.
 
     Conditions are evaluated on the state as earlier stages' rules left it, so that
@@ -495,14 +527,19 @@ def generate_sketches(make_schedule: Callable[[], Schedule],
         if not ok:
             continue
         done = {b for b, _, _, _ in prefix}
-        remaining = [st for st in reversed(sch.state.compute_stages())
-                     if st.name not in done and st.attach[0] != "inline"]
+        remaining = [
+            st
+            for st in reversed(sch.state.compute_stages())
+            if st.name not in done and st.attach[0] != "inline"
+        ]
         nxt = None
         for st in remaining:
             for rule in rules:
                 if rule.condition(sch.state, st):
-                    nxt = [(st.name, rule.name, name, fn)
-                           for name, fn in rule.alternatives(sch.state, st)]
+                    nxt = [
+                        (st.name, rule.name, name, fn)
+                        for name, fn in rule.alternatives(sch.state, st)
+                    ]
                     break
             if nxt:
                 break
@@ -544,8 +581,11 @@ def annotate_sampling(sch: Schedule, num_cores: int) -> None:
             inner = st.leaves[-1] if st.leaves else None
             # the extent is read from the state (as sample_perfect_tile does), not through
             # get_loops: that would record two trace steps in every sketch for nothing
-            if inner is not None and st.iters[inner].kind == "spatial" \
-                    and derive_extents(st)[inner] > MAX_INNERMOST:
+            if (
+                inner is not None
+                and st.iters[inner].kind == "spatial"
+                and derive_extents(st)[inner] > MAX_INNERMOST
+            ):
                 loop = sch.get_loops(sch.get_block(st.name))[-1]
                 tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
                 sch.split(loop, tiles)

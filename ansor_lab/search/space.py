@@ -41,8 +41,9 @@ RESHAPE_SHARE = 0.25
 class SearchSpace:
     """The sketches of one task, and how to turn candidates into schedules."""
 
-    def __init__(self, sketches: list[Sketch], make_schedule: Callable[[], Schedule],
-                 seed: int | None = None) -> None:
+    def __init__(
+        self, sketches: list[Sketch], make_schedule: Callable[[], Schedule], seed: int | None = None
+    ) -> None:
         self.sketches = sketches
         self.make_schedule = make_schedule
         self.rng = random.Random(seed)
@@ -50,12 +51,11 @@ class SearchSpace:
         self._sampling = [
             [k for k, inst in enumerate(s.trace.insts) if inst.is_sampling] for s in sketches
         ]
-        self._kinds = [
-            [s.trace.insts[k] for k in idx] for s, idx in zip(sketches, self._sampling)
-        ]
+        self._kinds = [[s.trace.insts[k] for k in idx] for s, idx in zip(sketches, self._sampling)]
         self._signatures = [tuple(_signature(i) for i in insts) for insts in self._kinds]
-        self._spatial_tiles = [_spatial_tile_groups(s.trace.insts, idx)
-                               for s, idx in zip(sketches, self._sampling)]
+        self._spatial_tiles = [
+            _spatial_tile_groups(s.trace.insts, idx) for s, idx in zip(sketches, self._sampling)
+        ]
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
         """Replay a candidate; raises ScheduleError when its decisions do not fit."""
@@ -183,8 +183,7 @@ class SearchSpace:
         tiles, so a tiling found good in one is a good first guess in the others. Replay
         still checks each decision (a compute location may not exist in the other sketch).
         """
-        if sketch == cand.sketch or \
-                self._signatures[sketch] != self._signatures[cand.sketch]:
+        if sketch == cand.sketch or self._signatures[sketch] != self._signatures[cand.sketch]:
             return None
         return Candidate(sketch, cand.decisions)
 
@@ -192,8 +191,7 @@ class SearchSpace:
         """Mix two parents of one sketch decision by decision."""
         if a.sketch != b.sketch:
             return None
-        picks = tuple(x if self.rng.random() < 0.5 else y
-                      for x, y in zip(a.decisions, b.decisions))
+        picks = tuple(x if self.rng.random() < 0.5 else y for x, y in zip(a.decisions, b.decisions))
         return Candidate(a.sketch, picks)
 
 

@@ -20,16 +20,17 @@ class TaskError(AnsorLabError, ValueError):
     """A task or its options are malformed."""
 
 
-def register_workload(func_name: Any = None, f: Callable | None = None,
-                      override: bool = False) -> Any:
+def register_workload(
+    func_name: Any = None, f: Callable | None = None, override: bool = False
+) -> Any:
     """Register a function returning [input and output tensors] under a name.
 
     ``@register_workload`` (bare or with arguments) or ``register_workload("name", f)``.
     """
+
     def register(fn: Callable, name: str | None = None) -> Callable:
         key = name or fn.__name__
-        if key in WORKLOAD_FUNC_REGISTRY and not override \
-                and WORKLOAD_FUNC_REGISTRY[key] is not fn:
+        if key in WORKLOAD_FUNC_REGISTRY and not override and WORKLOAD_FUNC_REGISTRY[key] is not fn:
             raise TaskError(
                 f"workload {key!r} is already registered; pass override=True to replace it"
             )
@@ -60,20 +61,35 @@ class HardwareParams:
     def from_target(target: Target) -> HardwareParams:
         """The parameters of a target."""
         if target.kind == "cuda":
-            return HardwareParams(1, 16, 128, target.max_shared_memory_per_block,
-                                  target.max_local_memory_per_block,
-                                  target.max_threads_per_block, 8, target.warp_size)
+            return HardwareParams(
+                1,
+                16,
+                128,
+                target.max_shared_memory_per_block,
+                target.max_local_memory_per_block,
+                target.max_threads_per_block,
+                8,
+                target.warp_size,
+            )
         return HardwareParams(max(1, target.num_cores), target.vector_bytes, 64)
 
 
 class SearchTask:
     """A tuning task: a computation (registered function or DAG), a target, parameters."""
 
-    def __init__(self, func: Any = None, args: tuple = (), compute_dag: Any = None,
-                 workload_key: str | None = None, target: Any = None, target_host: Any = None,
-                 hardware_params: HardwareParams | None = None,
-                 layout_rewrite_option: Any = None, task_inputs: Any = None,
-                 desc: str = "") -> None:
+    def __init__(
+        self,
+        func: Any = None,
+        args: tuple = (),
+        compute_dag: Any = None,
+        workload_key: str | None = None,
+        target: Any = None,
+        target_host: Any = None,
+        hardware_params: HardwareParams | None = None,
+        layout_rewrite_option: Any = None,
+        task_inputs: Any = None,
+        desc: str = "",
+    ) -> None:
         self.target = as_target(target)
         if func is None and compute_dag is None and workload_key is not None:
             func, args = _decode_workload_key(workload_key)
@@ -101,8 +117,10 @@ class SearchTask:
             self.args = list(dag.tensors)
             self.workload_key = workload_key or dag.workload_key()
         else:
-            raise TaskError("SearchTask needs func= (a registered workload), compute_dag= or "
-                            "the workload_key= of a registered workload")
+            raise TaskError(
+                "SearchTask needs func= (a registered workload), compute_dag= or "
+                "the workload_key= of a registered workload"
+            )
         if not self.args:
             raise TaskError("the workload returned no tensors")
         self.dag_json = dag_to_json(self.args)
@@ -124,15 +142,20 @@ class SearchTask:
             self._func = create_prim_func(self.args)
         return Schedule(self._func, seed=seed)
 
-    def tune(self, tuning_options: TuningOptions, search_policy: Any = None,
-             adaptive_training: bool = False) -> Any:
+    def tune(
+        self,
+        tuning_options: TuningOptions,
+        search_policy: Any = None,
+        adaptive_training: bool = False,
+    ) -> Any:
         """Search for a fast program (see ``TuningOptions``); returns the tuning result."""
         from .tune import tune_task
 
         return tune_task(self, tuning_options, search_policy)
 
-    def apply_best(self, log_file: str, include_compatible: bool = False,
-                   layout_rewrite_option: Any = None) -> tuple:
+    def apply_best(
+        self, log_file: str, include_compatible: bool = False, layout_rewrite_option: Any = None
+    ) -> tuple:
         """(schedule, args) of the fastest record of this task in ``log_file``.
 
         Build it with ``tvm.build(sch, args, target)``.
@@ -159,14 +182,17 @@ class SearchTask:
             text = sch.mod.script()
         elif print_mode in ("cuda", "source", "ll"):
             if print_mode == "cuda" and self.target.kind != "cuda":
-                raise TaskError("print_mode='cuda' needs a CUDA target; this task targets "
-                                f"{self.target}; use 'll' for LLVM IR")
+                raise TaskError(
+                    "print_mode='cuda' needs a CUDA target; this task targets "
+                    f"{self.target}; use 'll' for LLVM IR"
+                )
             from ..runtime.build import build
 
             text = build(sch, args, self.target).get_source("ll")
         else:
-            raise TaskError(f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or "
-                            "'cuda'/'ll'")
+            raise TaskError(
+                f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or 'cuda'/'ll'"
+            )
         return ProgramText(text)
 
     def __repr__(self) -> str:
@@ -183,11 +209,15 @@ def _decode_workload_key(key: str) -> tuple[str, tuple]:
         raise TaskError(
             f"workload_key {key!r} is not a registered workload's key (a JSON list "
             "'[\"name\", arg, ...]', as task.workload_key prints); pass func= and args= or "
-            "compute_dag= instead")
+            "compute_dag= instead"
+        )
     name, *args = decoded
     if name not in WORKLOAD_FUNC_REGISTRY:
-        raise TaskError(f"workload_key names {name!r}, which is not registered in this "
-                        "process; run its @auto_scheduler.register_workload definition first")
+        raise TaskError(
+            f"workload_key names {name!r}, which is not registered in this "
+            "process; run its @auto_scheduler.register_workload definition first"
+        )
+
     # JSON turned tuples (strides, padding) into lists: give them back as tuples
     def as_tuples(a: Any) -> Any:
         return tuple(map(as_tuples, a)) if isinstance(a, list) else a

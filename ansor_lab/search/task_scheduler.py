@@ -22,11 +22,20 @@ from .tune import TuneSession
 class TaskScheduler:
     """Allocate measurement trials across tasks (TVM's arguments)."""
 
-    def __init__(self, tasks: list, task_weights: list | None = None,
-                 objective_func: Any = None, strategy: str = "gradient",
-                 load_model_file: str | None = None, load_log_file: str | None = None,
-                 alpha: float = 0.2, beta: float = 2, gamma: float = 0.5,
-                 backward_window_size: int = 3, callbacks: list | None = None) -> None:
+    def __init__(
+        self,
+        tasks: list,
+        task_weights: list | None = None,
+        objective_func: Any = None,
+        strategy: str = "gradient",
+        load_model_file: str | None = None,
+        load_log_file: str | None = None,
+        alpha: float = 0.2,
+        beta: float = 2,
+        gamma: float = 0.5,
+        backward_window_size: int = 3,
+        callbacks: list | None = None,
+    ) -> None:
         if not tasks:
             raise TaskError("TaskScheduler needs at least one task")
         if strategy not in ("gradient", "round-robin"):
@@ -34,7 +43,8 @@ class TaskScheduler:
         self.tasks = list(tasks)
         self.task_weights = list(task_weights) if task_weights else [1.0] * len(tasks)
         self.objective_func = objective_func or (
-            lambda costs: sum(w * c for w, c in zip(self.task_weights, costs)))
+            lambda costs: sum(w * c for w, c in zip(self.task_weights, costs))
+        )
         self.strategy = strategy
         self.alpha = alpha
         self.backward_window_size = backward_window_size
@@ -60,23 +70,31 @@ class TaskScheduler:
         forward = -hist[-1] / max(1, self.task_cts[i])
         return w * (self.alpha * backward + (1 - self.alpha) * forward)
 
-    def tune(self, tune_option: Any, search_policy: Any = "default",
-             search_policy_params: dict | None = None, adaptive_training: bool = False,
-             per_task_early_stopping: int | None = None) -> list:
+    def tune(
+        self,
+        tune_option: Any,
+        search_policy: Any = "default",
+        search_policy_params: dict | None = None,
+        adaptive_training: bool = False,
+        per_task_early_stopping: int | None = None,
+    ) -> list:
         """Spend ``tune_option.num_measure_trials`` over the tasks; returns TuneResults."""
         budget = tune_option.num_measure_trials
         # as TVM: a round is at most an equal share of the budget, so every task gets its
         # warm-up round before one task can take the whole budget
         per_round = min(tune_option.num_measures_per_round, budget // len(self.tasks))
         if budget > 0 and per_round < 1:
-            raise TaskError(f"num_measure_trials={budget} is too small for "
-                            f"{len(self.tasks)} tasks; set it to at least {len(self.tasks)}")
+            raise TaskError(
+                f"num_measure_trials={budget} is too small for "
+                f"{len(self.tasks)} tasks; set it to at least {len(self.tasks)}"
+            )
         model = RandomForestModel()
         if self.load_log_file:
             for t in self.tasks:
                 model.update_from_file(self.load_log_file, t)
-        builder = tune_option.builder if isinstance(tune_option.builder, LocalBuilder) \
-            else LocalBuilder()
+        builder = (
+            tune_option.builder if isinstance(tune_option.builder, LocalBuilder) else LocalBuilder()
+        )
         runner = getattr(tune_option.runner, "runner", tune_option.runner)
         if not isinstance(runner, LocalRunner):
             runner = LocalRunner()
@@ -84,8 +102,13 @@ class TaskScheduler:
             runner.check_correctness = True
         init_cbs = [PreloadMeasuredStates(self.load_log_file)] if self.load_log_file else []
         for t in self.tasks:
-            policy = SketchPolicy(t, program_cost_model=model, params=search_policy_params,
-                                  verbose=tune_option.verbose, init_search_callbacks=init_cbs)
+            policy = SketchPolicy(
+                t,
+                program_cost_model=model,
+                params=search_policy_params,
+                verbose=tune_option.verbose,
+                init_search_callbacks=init_cbs,
+            )
             threads = tune_option.num_threads or t.hardware_params.num_cores
             measurer = ProgramMeasurer(builder, runner, tune_option.measure_callbacks, threads)
             self.sessions.append(TuneSession(t, tune_option, policy, measurer))
@@ -98,9 +121,10 @@ class TaskScheduler:
         try:
             order = list(range(len(self.tasks)))  # warm-up: one round each
             while spent < budget:
-                if any(s.should_stop and s.callbacks and any(cb.stop_requested for cb in
-                                                             s.callbacks)
-                       for s in self.sessions):
+                if any(
+                    s.should_stop and s.callbacks and any(cb.stop_requested for cb in s.callbacks)
+                    for s in self.sessions
+                ):
                     break  # a stop was requested: warm-up rounds included, end now
                 if order:
                     i = order.pop(0)
@@ -142,6 +166,8 @@ class TaskScheduler:
         lines = [f"{'ID':>3} | {'task':40} | {'weight':>6} | {'latency (ms)':>12} | trials"]
         for k, (t, s) in enumerate(zip(self.tasks, self.sessions)):
             lat = s.stats.best_cost * 1e3
-            lines.append(f"{k:>3} | {t.desc[:40]:40} | {self.task_weights[k]:>6g} | "
-                         f"{lat:>12.4f} | {s.stats.trials}")
+            lines.append(
+                f"{k:>3} | {t.desc[:40]:40} | {self.task_weights[k]:>6g} | "
+                f"{lat:>12.4f} | {s.stats.trials}"
+            )
         return "\n".join(lines)

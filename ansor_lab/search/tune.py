@@ -40,12 +40,12 @@ class SearchCallback:
     def on_batch(self, task: Any, inputs: list, results: list, stats: TuneStats) -> None:
         """A batch was measured."""
 
-    def on_new_best(self, task: Any, inp: MeasureInput, res: MeasureResult,
-                    stats: TuneStats) -> None:
+    def on_new_best(
+        self, task: Any, inp: MeasureInput, res: MeasureResult, stats: TuneStats
+    ) -> None:
         """A faster program was found."""
 
-    def on_model_update(self, task: Any, predicted: list, measured: list,
-                        stats: TuneStats) -> None:
+    def on_model_update(self, task: Any, predicted: list, measured: list, stats: TuneStats) -> None:
         """The cost model was retrained; ``predicted`` vs ``measured`` throughput of the
         batch it had scored before measuring."""
 
@@ -133,16 +133,18 @@ class TuneSession:
     """One task's search, advanced a batch at a time (``tune_task`` and the task scheduler
     both drive it)."""
 
-    def __init__(self, task: Any, options: Any, policy: Any = None,
-                 measurer: ProgramMeasurer | None = None) -> None:
+    def __init__(
+        self, task: Any, options: Any, policy: Any = None, measurer: ProgramMeasurer | None = None
+    ) -> None:
         from .policy import SketchPolicy
 
         self.task = task
         self.options = options
         self.policy = policy or SketchPolicy(task, verbose=options.verbose)
         if measurer is None:
-            builder = options.builder if isinstance(options.builder, LocalBuilder) \
-                else LocalBuilder()
+            builder = (
+                options.builder if isinstance(options.builder, LocalBuilder) else LocalBuilder()
+            )
             runner = getattr(options.runner, "runner", options.runner)
             if not isinstance(runner, LocalRunner):
                 runner = LocalRunner()
@@ -179,8 +181,10 @@ class TuneSession:
         if not inputs:
             self.exhausted = True
             return []
-        predicted = [policy.last_predictions.get(
-            (inp.sketch, freeze(inp.decisions)), float("nan")) for inp in inputs]
+        predicted = [
+            policy.last_predictions.get((inp.sketch, freeze(inp.decisions)), float("nan"))
+            for inp in inputs
+        ]
         t1 = time.perf_counter()
         results = self.measurer.measure(task, policy, inputs)
         stats.measure_time += time.perf_counter() - t1
@@ -216,8 +220,9 @@ class TuneSession:
         """End the session: stop workers, tell the callbacks."""
         if close:
             self.measurer.close()
-        self.result.stopped_early = self.should_stop and \
-            self.stats.trials < self.options.num_measure_trials
+        self.result.stopped_early = (
+            self.should_stop and self.stats.trials < self.options.num_measure_trials
+        )
         for cb in self.callbacks:
             cb.on_tune_end(self.task, self.result)
         return self.result
@@ -230,17 +235,23 @@ def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
     if options.verbose >= 1 and options.num_measure_trials > 0:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=options.num_measure_trials, desc=f"tune {task.desc[:40]}",
-                   unit="trial", leave=True)
+        bar = tqdm(
+            total=options.num_measure_trials,
+            desc=f"tune {task.desc[:40]}",
+            unit="trial",
+            leave=True,
+        )
     try:
         while session.stats.trials < options.num_measure_trials and not session.should_stop:
-            n = min(options.num_measures_per_round,
-                    options.num_measure_trials - session.stats.trials)
+            n = min(
+                options.num_measures_per_round, options.num_measure_trials - session.stats.trials
+            )
             results = session.run_round(n)
             if bar is not None:
                 bar.update(len(results))
-                bar.set_postfix(best_gflops=f"{session.stats.best_gflops:.1f}",
-                                errors=session.stats.errors)
+                bar.set_postfix(
+                    best_gflops=f"{session.stats.best_gflops:.1f}", errors=session.stats.errors
+                )
     finally:
         if bar is not None:
             bar.close()

@@ -30,13 +30,20 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
 sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright for Python is missing (pip install playwright)")
+    "playwright.sync_api", reason="Playwright for Python is missing (pip install playwright)"
+)
 pytest.importorskip("jupyterlab", reason="JupyterLab is missing (pip install -e '.[jupyter]')")
 pytest.importorskip("ipywidgets", reason="ipywidgets is missing (pip install -e '.[jupyter]')")
 nbformat = pytest.importorskip("nbformat")
@@ -46,7 +53,7 @@ import ansor_lab  # noqa: E402
 
 ROOT = Path(ansor_lab.__file__).resolve().parents[1]
 
-SETUP = '''\
+SETUP = """\
 from ansor_lab import auto_scheduler, te
 from ansor_lab.jupyter import ScheduleExplorer
 
@@ -56,13 +63,13 @@ k = te.reduce_axis((0, 32), name="k")
 C = te.compute((32, 32), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
 task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG([A, B, C]),
                                  target="llvm")
-'''
-TUNE = '''\
+"""
+TUNE = """\
 w = auto_scheduler.tune_widget(
     task, trials=8, num_measures_per_round=4, seed=0,
     runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=1, timeout=60),
     policy_params={"sample_init_min_population": 8, "population": 16, "generations": 1})
-'''
+"""
 EXPLORE = "ex = ScheduleExplorer(te.create_prim_func([A, B, C]))\n"
 
 
@@ -86,23 +93,35 @@ def write_settings(settings: Path) -> None:
 def jupyterlab_server(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     """A JupyterLab server of this venv on a free port: (url, token, notebook dir)."""
     nbdir, runtime, settings, workspaces = (
-        tmp_path / d for d in ("notebooks", "runtime", "settings", "workspaces"))
+        tmp_path / d for d in ("notebooks", "runtime", "settings", "workspaces")
+    )
     for d in (nbdir, runtime, workspaces):
         d.mkdir()
     write_settings(settings)
     token = secrets.token_hex(16)
     port = free_port()
     env = dict(os.environ)
-    env.update({
-        "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
-        "OMP_NUM_THREADS": "1",
-    })
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", f"--IdentityProvider.token={token}", "--allow-root",
-           f"--ServerApp.root_dir={nbdir}",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    env.update(
+        {
+            "JUPYTER_RUNTIME_DIR": str(runtime),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
+            "OMP_NUM_THREADS": "1",
+        }
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        "--allow-root",
+        f"--ServerApp.root_dir={nbdir}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     log = open(tmp_path / "lab.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -114,8 +133,9 @@ def jupyterlab_server(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
                     break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n" +
-                                       (tmp_path / "lab.log").read_text()[-3000:]) from None
+                    raise RuntimeError(
+                        "JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:]
+                    ) from None
                 time.sleep(0.3)
         yield url, token, nbdir
     finally:
@@ -135,10 +155,14 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
 
 
 def write_notebook(nbdir: Path) -> str:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
-                                         for c in (SETUP, TUNE, EXPLORE)])
-    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                              "language": "python"}
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, TUNE, EXPLORE)]
+    )
+    nb.metadata.kernelspec = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
     nbformat.write(nb, nbdir / "browser_check.ipynb")
     return "browser_check.ipynb"
 
@@ -158,8 +182,12 @@ def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
     shot = artifact_dir() / "notebook_browser.png"
     with sync_api.sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1800})
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1800},
+        )
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         page.set_default_timeout(240_000)  # patient: CI runs other tests on the same 2 cores
         try:
@@ -176,14 +204,18 @@ def test_tuning_widget_and_explorer_in_jupyterlab(lab, tmp_path: Path) -> None:
             page.wait_for_function(
                 """() => { const c = document.querySelectorAll('.jp-Cell')[1];
                            return c && c.querySelectorAll('.js-plotly-plot .scatterlayer '
-                             + 'path.point').length > 0; }""", timeout=300_000)
-            n_points = tune.locator(".js-plotly-plot").first.locator(
-                ".scatterlayer path.point").count()
+                             + 'path.point').length > 0; }""",
+                timeout=300_000,
+            )
+            n_points = (
+                tune.locator(".js-plotly-plot").first.locator(".scatterlayer path.point").count()
+            )
             bar = tune.locator(".jupyter-widgets .progress .progress-bar").first
             page.wait_for_function(
                 """() => { const b = document.querySelectorAll('.jp-Cell')[1]
                              .querySelector('.jupyter-widgets .progress .progress-bar');
-                           return b && parseFloat(b.style.width) > 0; }""")
+                           return b && parseFloat(b.style.width) > 0; }"""
+            )
             width = float(bar.evaluate("b => parseFloat(b.style.width)"))
 
             # the explorer: its IR pane shows the program; a clicked split changes it

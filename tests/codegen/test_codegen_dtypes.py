@@ -41,8 +41,9 @@ def test_elementwise_arithmetic(run_llvm, dtype):
     A = te.placeholder((5, 7), dtype, name="A")
     B = te.placeholder((5, 7), dtype, name="B")
     C = te.compute((5, 7), lambda i, j: A[i, j] * B[i, j] + A[i, j] - B[i, j], name="C")
-    D = te.compute((5, 7), lambda i, j: te.max(A[i, j], B[i, j]) - te.min(A[i, j], B[i, j]),
-                   name="D")
+    D = te.compute(
+        (5, 7), lambda i, j: te.max(A[i, j], B[i, j]) - te.min(A[i, j], B[i, j]), name="D"
+    )
     a, b = rand((5, 7), dtype, 1), rand((5, 7), dtype, 2)
     (c, d), _ = run_llvm([C, D], [A, B], [a, b])
     with np.errstate(over="ignore"):
@@ -157,8 +158,9 @@ def test_bool_tensors_in_and_out(run_llvm):
     E = te.compute((6,), lambda i: P[i] == Q[i], name="E")
     S = te.compute((6,), lambda i: te.select(P[i], Q[i], X[i] != X[i]), name="S")
     k = te.reduce_axis((0, 6), name="k")
-    N = te.compute((1,), lambda i: te.sum(P[k].astype("int32") + Q[k].astype("int32"), axis=k),
-                   name="N")
+    N = te.compute(
+        (1,), lambda i: te.sum(P[k].astype("int32") + Q[k].astype("int32"), axis=k), name="N"
+    )
     p = np.array([1, 1, 0, 0, 1, 0], bool)
     q = np.array([1, 0, 1, 0, 0, 0], bool)
     x = np.array([0.0, 1.0, np.nan, 0.7, 0.2, np.nan], "float32")
@@ -180,8 +182,9 @@ def test_float16_storage_and_arithmetic(run_llvm):
     H = te.placeholder((8,), "float16", name="H")
     G = te.placeholder((8,), "float16", name="G")
     C = te.compute((8,), lambda i: H[i] * G[i] + H[i] / G[i] - te.const(0.1, "float16"), name="C")
-    T = te.compute((8,), lambda i: te.tanh(H[i]) + te.exp(G[i] * te.const(0.5, "float16")),
-                   name="T")
+    T = te.compute(
+        (8,), lambda i: te.tanh(H[i]) + te.exp(G[i] * te.const(0.5, "float16")), name="T"
+    )
     W = te.compute((8,), lambda i: H[i].astype("float32") * 3.0, name="W")
     h = np.array([0.1, 1000, -3.5, 60000, 1e-4, 2, -0.0, 7], "float16")
     g = np.array([0.2, 2, 1.25, 2, 3e-4, 3, 1, -7], "float16")
@@ -330,8 +333,12 @@ def test_nan_comparisons_like_numpy(run_llvm):
     b = np.array([1.0, np.nan, np.nan])
     outs = [
         te.compute((3,), lambda i, f=f: f(A[i], B[i]), name=name)
-        for name, f in [("lt", lambda x, y: x < y), ("ge", lambda x, y: x >= y),
-                        ("eq", lambda x, y: x == y), ("ne", lambda x, y: x != y)]
+        for name, f in [
+            ("lt", lambda x, y: x < y),
+            ("ge", lambda x, y: x >= y),
+            ("eq", lambda x, y: x == y),
+            ("ne", lambda x, y: x != y),
+        ]
     ]
     (lt, ge, eq, ne), _ = run_llvm(outs, [A, B], [a, b])
     assert not lt.any() and not ge.any() and not eq.any()
@@ -342,8 +349,10 @@ def test_nan_comparisons_like_numpy(run_llvm):
 def test_round_half_to_even_floor_ceil(run_llvm, dtype):
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 2.25, -7.75, 0.0], dtype)
     X = te.placeholder((10,), dtype, name="X")
-    outs = [te.compute((10,), lambda i, f=f: f(X[i]), name=f.__name__)
-            for f in (te.round, te.floor, te.ceil)]
+    outs = [
+        te.compute((10,), lambda i, f=f: f(X[i]), name=f.__name__)
+        for f in (te.round, te.floor, te.ceil)
+    ]
     (r, f, c), _ = run_llvm(outs, [X], [x])
     np.testing.assert_array_equal(r, np.round(x))
     assert r[:7].tolist() == [0, 2, 2, -0.0, -2, -2, 4]
@@ -383,9 +392,9 @@ def test_guarded_reads_at_the_borders(run_llvm):
     A = te.placeholder((1000,), "float32", name="A")
     S = te.compute(
         (1000,),
-        lambda i: te.if_then_else(i > 0, A[i - 1], 0.0)
-        + A[i]
-        + te.if_then_else(i < 999, A[i + 1], 0.0),
+        lambda i: (
+            te.if_then_else(i > 0, A[i - 1], 0.0) + A[i] + te.if_then_else(i < 999, A[i + 1], 0.0)
+        ),
         name="S",
     )
     a = rand((1000,), "float32", 6)

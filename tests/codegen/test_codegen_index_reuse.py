@@ -52,8 +52,11 @@ def ir_text(s, args) -> str:
 
 
 def run(func_or_sched, args, arrays):
-    f = tvm.build(func_or_sched, args, "llvm") if args is not None \
+    f = (
+        tvm.build(func_or_sched, args, "llvm")
+        if args is not None
         else tvm.build(func_or_sched, target="llvm")
+    )
     f(*arrays)
 
 
@@ -96,10 +99,16 @@ def test_value_first_made_inside_a_branch_is_made_again_after_it():
     B = N.Buffer("B", (32,), "float32")
     i = E.Var("i")
     row = i * 8 + 3  # one node object, used in the branch and after it
-    body = N.For(i, I(0), I(4), "serial", N.seq(
-        N.IfThenElse(E.LT(i, I(2)), N.BufferStore(B, A[row] * E.FloatImm(2.0), (row,))),
-        N.BufferStore(A, A[row] + E.FloatImm(1.0), (row,)),
-    ))
+    body = N.For(
+        i,
+        I(0),
+        I(4),
+        "serial",
+        N.seq(
+            N.IfThenElse(E.LT(i, I(2)), N.BufferStore(B, A[row] * E.FloatImm(2.0), (row,))),
+            N.BufferStore(A, A[row] + E.FloatImm(1.0), (row,)),
+        ),
+    )
     func = N.PrimFunc((A, B), N.Block("k", body), "k")
     a = np.arange(32, dtype="float32")
     b = np.zeros(32, "float32")
@@ -121,8 +130,13 @@ def test_value_first_made_inside_a_select_branch_is_made_again_after_it():
     i = E.Var("i")
     row = i * 8 + 5
     guarded = E.Call("if_then_else", (E.LT(i, I(2)), A[row], E.FloatImm(0.0)), "float32")
-    body = N.For(i, I(0), I(4), "serial",
-                 N.BufferStore(B, E.Add(guarded, A[row] * E.FloatImm(3.0), "float32"), (row,)))
+    body = N.For(
+        i,
+        I(0),
+        I(4),
+        "serial",
+        N.BufferStore(B, E.Add(guarded, A[row] * E.FloatImm(3.0), "float32"), (row,)),
+    )
     func = N.PrimFunc((A, B), N.Block("k", body), "k")
     a = np.arange(32, dtype="float32")
     b = np.zeros(32, "float32")
@@ -139,10 +153,16 @@ def test_value_first_made_inside_a_loop_is_made_again_after_it():
     A = N.Buffer("A", (16,), "int32")
     i, j = E.Var("i"), E.Var("j")
     cell = i * 4 + 1
-    body = N.For(i, I(0), I(4), "serial", N.seq(
-        N.For(j, I(0), I(3), "serial", N.BufferStore(A, A[cell] + j, (cell,))),
-        N.BufferStore(A, A[cell] * I(10), (cell,)),
-    ))
+    body = N.For(
+        i,
+        I(0),
+        I(4),
+        "serial",
+        N.seq(
+            N.For(j, I(0), I(3), "serial", N.BufferStore(A, A[cell] + j, (cell,))),
+            N.BufferStore(A, A[cell] * I(10), (cell,)),
+        ),
+    )
     func = N.PrimFunc((A,), N.Block("k", body), "k")
     a = np.zeros(16, "int32")
     run(func, None, [a])
@@ -157,9 +177,13 @@ def test_unrolled_copies_do_not_share_values_of_their_own_variable():
     A = N.Buffer("A", (8, 8), "int32")
     i, u = E.Var("i"), E.Var("u")
     col = (i * 2 + u) % 8  # a FloorMod of the loop variables, the same node in every copy
-    body = N.For(i, I(0), I(8), "serial",
-                 N.For(u, I(0), I(4), "unrolled",
-                       N.BufferStore(A, A[i, col] + (u + 1) * 100 + i, (i, col))))
+    body = N.For(
+        i,
+        I(0),
+        I(8),
+        "serial",
+        N.For(u, I(0), I(4), "unrolled", N.BufferStore(A, A[i, col] + (u + 1) * 100 + i, (i, col))),
+    )
     func = N.PrimFunc((A,), N.Block("k", body), "k")
     a = np.zeros((8, 8), "int32")
     run(func, None, [a])
@@ -176,8 +200,7 @@ def test_constant_folding_wraps_like_the_machine():
     A = N.Buffer("A", (4,), "int32")
     u = E.Var("u")
     big = E.IntImm(2**31 - 1)
-    body = N.For(u, I(0), I(1), "unrolled",
-                 N.BufferStore(A, E.Add(big, u + 1, "int32"), (I(0),)))
+    body = N.For(u, I(0), I(1), "unrolled", N.BufferStore(A, E.Add(big, u + 1, "int32"), (I(0),)))
     func = N.PrimFunc((A,), N.Block("k", body), "k")
     a = np.zeros(4, "int32")
     run(func, None, [a])

@@ -37,10 +37,18 @@ def test_unknown_kind_says_what_is_supported():
         tvm.target.Target("rocm")
 
 
-@pytest.mark.parametrize(("name", "kind"), [
-    ("cpu", "cpu"), ("llvm", "cpu"), ("llvm -mcpu=native", "cpu"), (1, "cpu"),
-    ("cuda", "cuda"), ("gpu", "cuda"), (2, "cuda"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("cpu", "cpu"),
+        ("llvm", "cpu"),
+        ("llvm -mcpu=native", "cpu"),
+        (1, "cpu"),
+        ("cuda", "cuda"),
+        ("gpu", "cuda"),
+        (2, "cuda"),
+    ],
+)
 def test_device_by_name_or_number(name, kind):
     dev = tvm.device(name, 0)
     assert dev.kind == kind and dev == (tvm.cpu(0) if kind == "cpu" else tvm.cuda(0))

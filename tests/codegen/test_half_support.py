@@ -67,10 +67,33 @@ def test_float_to_half_rounds_to_nearest_even(lanes):
     rng = np.random.default_rng(0)
     random_bits = rng.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
     ties = halfway_points().astype(np.float32)  # exact: halves have 11 significant bits
-    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65519.99, 65520,
-                         2.0**-24, 2.0**-25, 3 * 2.0**-26, 2.0**-14, 1e-40], np.float32)
-    x = np.concatenate([random_bits.view(np.float32), ties, np.nextafter(ties, 0),
-                        np.nextafter(ties, np.inf), specials])
+    specials = np.array(
+        [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            65504,
+            65519.99,
+            65520,
+            2.0**-24,
+            2.0**-25,
+            3 * 2.0**-26,
+            2.0**-14,
+            1e-40,
+        ],
+        np.float32,
+    )
+    x = np.concatenate(
+        [
+            random_bits.view(np.float32),
+            ties,
+            np.nextafter(ties, 0),
+            np.nextafter(ties, np.inf),
+            specials,
+        ]
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         want = x.astype(np.float16)
     assert_same_bits(convert(x, "float16", lanes=lanes), want)
@@ -82,11 +105,16 @@ def test_double_to_half_rounds_once(target):
     to even the wrong way: the helper rounds to odd first."""
     ties = halfway_points()
     rng = np.random.default_rng(1)
-    x = np.concatenate([
-        ties, np.nextafter(ties, 0), np.nextafter(ties, np.inf),
-        rng.uniform(-70000, 70000, 1 << 14), rng.standard_normal(1 << 14) * 1e-5,
-        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 1e300, 65519.999, 65520.0],
-    ])
+    x = np.concatenate(
+        [
+            ties,
+            np.nextafter(ties, 0),
+            np.nextafter(ties, np.inf),
+            rng.uniform(-70000, 70000, 1 << 14),
+            rng.standard_normal(1 << 14) * 1e-5,
+            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 1e300, 65519.999, 65520.0],
+        ]
+    )
     with np.errstate(over="ignore"):
         want = x.astype(np.float16)
     got = convert(x, "float16", target=target)
@@ -112,9 +140,11 @@ def test_generic_x86_code_calls_the_helpers():
     """What the tests above exercise: without F16C every conversion is a libcall."""
     X = te.placeholder((4,), "float64", name="X")
     H = te.placeholder((4,), "float16", name="H")
-    outs = [te.compute((4,), lambda i: X[i].astype("float16"), name="a"),
-            te.compute((4,), lambda i: H[i].astype("float32"), name="b"),
-            te.compute((4,), lambda i: X[i].astype("float32").astype("float16"), name="c")]
+    outs = [
+        te.compute((4,), lambda i: X[i].astype("float16"), name="a"),
+        te.compute((4,), lambda i: H[i].astype("float32"), name="b"),
+        te.compute((4,), lambda i: X[i].astype("float32").astype("float16"), name="c"),
+    ]
     f = tvm.build(te.create_schedule([o.op for o in outs]), [X, H, *outs], GENERIC)
     asm = f.get_source("asm")
     for name in HALF_LIBCALLS:

@@ -31,19 +31,23 @@ def test_placeholder_and_reduce_axis_take_integral_floats():
     assert (k.dom.min.value, k.dom.extent.value) == (0, 6)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: te.placeholder((10 / 4, 3), name="A"),
-    lambda: te.compute((7 / 2,), lambda i: i, name="C"),
-    lambda: te.reduce_axis((0, 9 / 2), name="k"),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: te.placeholder((10 / 4, 3), name="A"),
+        lambda: te.compute((7 / 2,), lambda i: i, name="C"),
+        lambda: te.reduce_axis((0, 9 / 2), name="k"),
+    ],
+)
 def test_fractional_dimensions_are_still_rejected(make):
     with pytest.raises(DSLError, match=r"is not a constant int \(a fraction\): divide with //"):
         make()
 
 
 def test_non_numeric_dimensions_keep_their_error():
-    with pytest.raises(DSLError, match="dimension 'n' is not a constant int; ansor_lab supports "
-                       "static shapes only"):
+    with pytest.raises(
+        DSLError, match="dimension 'n' is not a constant int; ansor_lab supports static shapes only"
+    ):
         te.placeholder(("n", 4), name="A")
     with pytest.raises(DSLError, match="is not a constant int"):
         te.placeholder((True, 4), name="A")
@@ -74,12 +78,15 @@ def test_shape_dimensions_have_tvm_value():
     assert json.dumps(list(C.shape)) == "[4, 8]" and C.shape[0] * 2 == 8
 
 
-@pytest.mark.parametrize(("call", "advice"), [
-    (lambda: te.comm_reducer(lambda x, y: x + y, lambda t: 0.0, name="s"), "te.sum"),
-    (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
-    (lambda: te.scan(None, None, None, None), "one te.compute per step"),
-    (lambda: te.size_var("n"), "shapes are static"),
-])
+@pytest.mark.parametrize(
+    ("call", "advice"),
+    [
+        (lambda: te.comm_reducer(lambda x, y: x + y, lambda t: 0.0, name="s"), "te.sum"),
+        (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
+        (lambda: te.scan(None, None, None, None), "one te.compute per step"),
+        (lambda: te.size_var("n"), "shapes are static"),
+    ],
+)
 def test_unsupported_tvm_names_say_what_to_write(call, advice):
     with pytest.raises(DSLError, match=advice):
         call()

@@ -135,13 +135,15 @@ def test_json_with_another_version_is_refused():
 
 def test_str_of_a_dag():
     A, B, C, D, E = matmul_exp_relu()
-    assert str(te.ComputeDAG([A, B, E])) == "\n".join([
-        "A = PLACEHOLDER [8, 6] float32",
-        "B = PLACEHOLDER [6, 7] float32",
-        "C[i, j] = sum(A[i, k] * B[k, j]) over [k:6]",
-        "D[i, j] = T.exp(C[i, j])",
-        "E[i, j] = T.max(D[i, j], T.float32(0.0))",
-    ])
+    assert str(te.ComputeDAG([A, B, E])) == "\n".join(
+        [
+            "A = PLACEHOLDER [8, 6] float32",
+            "B = PLACEHOLDER [6, 7] float32",
+            "C[i, j] = sum(A[i, k] * B[k, j]) over [k:6]",
+            "D[i, j] = T.exp(C[i, j])",
+            "E[i, j] = T.max(D[i, j], T.float32(0.0))",
+        ]
+    )
 
 
 def test_str_of_a_reduction_with_where():

@@ -29,9 +29,9 @@ def test_lazy_if_then_else_guards_out_of_range_reads():
     A = te.placeholder((4,), "float32", name="A")
     S = te.compute(
         (4,),
-        lambda i: te.if_then_else(i > 0, A[i - 1], 0.0)
-        + A[i]
-        + te.if_then_else(i < 3, A[i + 1], 0.0),
+        lambda i: (
+            te.if_then_else(i > 0, A[i - 1], 0.0) + A[i] + te.if_then_else(i < 3, A[i + 1], 0.0)
+        ),
         name="S",
     )
     a = np.array([1, 2, 3, 4], "float32")
@@ -43,9 +43,7 @@ def test_nested_lazy_guards():
     # the inner read A[i + 2] is only reached where both guards hold
     Y = te.compute(
         (3,),
-        lambda i: te.if_then_else(
-            i < 2, te.if_then_else(i < 1, A[i + 2], A[i + 1]), A[i]
-        ),
+        lambda i: te.if_then_else(i < 2, te.if_then_else(i < 1, A[i + 2], A[i + 1]), A[i]),
         name="Y",
     )
     np.testing.assert_array_equal(evaluate([Y], [np.array([10, 20, 30], "int32")])[Y], [30, 30, 30])

@@ -129,7 +129,8 @@ def _guarded_reduce() -> list:
         lambda i, j: te.sum(
             te.if_then_else(
                 te.all(i + k >= 3, i + k - 3 < 29), A[i + k - 3, j], te.const(0.0, "float32")
-            ) * W[k],
+            )
+            * W[k],
             axis=k,
         ),
         name="S",

@@ -95,10 +95,21 @@ class HypothesisChooser(Chooser):
 def fingerprint(sch: tir.Schedule) -> tuple:
     """Everything a step may change: every stage's schedule, and the trace."""
     stages = tuple(
-        (s.block, s.op.name, s.root, tuple(s.leaves), tuple(s.relations), s.attach,
-         tuple(sorted(s.annotations.items())), repr(sorted(s.pragmas.items())), s.scope,
-         tuple(sorted(s.storage_align.items())), s.init_at, tuple(sorted(s.iters.items())),
-         s.layout)
+        (
+            s.block,
+            s.op.name,
+            s.root,
+            tuple(s.leaves),
+            tuple(s.relations),
+            s.attach,
+            tuple(sorted(s.annotations.items())),
+            repr(sorted(s.pragmas.items())),
+            s.scope,
+            tuple(sorted(s.storage_align.items())),
+            s.init_at,
+            tuple(sorted(s.iters.items())),
+            s.layout,
+        )
         for s in sch.state.stages.values()
     )
     return stages, tuple(sch.state.stages), tuple(id(i) for i in sch.trace.insts)
@@ -193,7 +204,7 @@ class Fuzzer:
         if self.c.integer(0, 9, "adjacent") > 0:
             start = self.c.integer(0, len(loops) - 2, "start")
             count = self.c.integer(2, min(3, len(loops) - start), "count")
-            self.call("fuse", *loops[start:start + count])
+            self.call("fuse", *loops[start : start + count])
         else:
             chosen = self.c.permutation(loops, "random")[:2]
             self.call("fuse", *chosen)
@@ -218,7 +229,7 @@ class Fuzzer:
         info = self.sch.get(lp)
         st = self.sch.state.stage(info.block)
         size = 1
-        for name in st.leaves[st.leaves.index(info.name):]:
+        for name in st.leaves[st.leaves.index(info.name) :]:
             size *= st.iters[name].extent
         return size
 
@@ -301,10 +312,21 @@ class Fuzzer:
         self.call("transform_layout", b, ("write", 0), perm)
 
     STEPS = {  # name -> weight
-        "split": 6, "fuse": 3, "reorder": 4, "annotate_loop": 4, "annotate": 1,
-        "compute_at": 5, "reverse_compute_at": 2, "inline": 3, "compute_root": 1,
-        "cache_read": 2, "cache_write": 2, "rfactor": 2, "decompose_reduction": 2,
-        "storage_align": 1, "transform_layout": 2,
+        "split": 6,
+        "fuse": 3,
+        "reorder": 4,
+        "annotate_loop": 4,
+        "annotate": 1,
+        "compute_at": 5,
+        "reverse_compute_at": 2,
+        "inline": 3,
+        "compute_root": 1,
+        "cache_read": 2,
+        "cache_write": 2,
+        "rfactor": 2,
+        "decompose_reduction": 2,
+        "storage_align": 1,
+        "transform_layout": 2,
     }
     MENU = [name for name, w in STEPS.items() for _ in range(w)]
 

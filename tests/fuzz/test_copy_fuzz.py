@@ -23,16 +23,22 @@ import ansor_lab as tvm
 from ansor_lab import te, tir
 
 settings.register_profile(
-    "copy-fuzz-ci", max_examples=150, deadline=None, derandomize=True, database=None,
+    "copy-fuzz-ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "copy-fuzz-thorough", max_examples=2000, deadline=None, database=None,
+    "copy-fuzz-thorough",
+    max_examples=2000,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 PROFILE = settings.get_profile(
-    "copy-fuzz-thorough" if os.environ.get("ANSOR_FUZZ_PROFILE") == "thorough"
-    else "copy-fuzz-ci"
+    "copy-fuzz-thorough" if os.environ.get("ANSOR_FUZZ_PROFILE") == "thorough" else "copy-fuzz-ci"
 )
 SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 32]
 DTYPES = ["float32", "float32", "float64", "float16", "int8"]
@@ -63,9 +69,13 @@ def test_a_fixed_sweep_takes_the_transposed_path_often_enough():
     taken = 0
     for _ in range(80):
         ndim = int(rng.integers(2, 5))
-        case = (tuple(int(rng.choice(SIZES)) for _ in range(ndim)),
-                tuple(int(x) for x in rng.permutation(ndim)), str(rng.choice(DTYPES)),
-                int(rng.choice(LANES)), int(rng.integers(0, 1 << 16)))
+        case = (
+            tuple(int(rng.choice(SIZES)) for _ in range(ndim)),
+            tuple(int(x) for x in rng.permutation(ndim)),
+            str(rng.choice(DTYPES)),
+            int(rng.choice(LANES)),
+            int(rng.integers(0, 1 << 16)),
+        )
         taken += run_case(case)
     assert taken >= 4, taken
 

@@ -169,8 +169,12 @@ def gen_bool(draw, depth: int) -> Node:
     b = gen_exact(draw, dtype, depth - 1)
     op = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
     fns = {
-        "<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y,
-        ">=": lambda x, y: x >= y, "==": lambda x, y: x == y, "!=": lambda x, y: x != y,
+        "<": lambda x, y: x < y,
+        "<=": lambda x, y: x <= y,
+        ">": lambda x, y: x > y,
+        ">=": lambda x, y: x >= y,
+        "==": lambda x, y: x == y,
+        "!=": lambda x, y: x != y,
     }
     fn = fns[op]
     return Node(lambda env: fn(a.build(env), b.build(env)), "bool", 1.0)
@@ -199,16 +203,37 @@ def _choice(draw, a: Node, b: Node, depth: int) -> Node:
     pick = te.if_then_else if lazy else te.select
     return Node(
         lambda env: pick(cond.build(env), a.build(env), b.build(env)),
-        a.dtype, max(a.mag, b.mag), max(a.err, b.err),
+        a.dtype,
+        max(a.mag, b.mag),
+        max(a.err, b.err),
     )
 
 
 def gen_int(draw, depth: int) -> Node:
     d = "int32"
-    op = draw(st.sampled_from([
-        "+", "-", "*", "//c", "%c", "truncdiv", "truncmod", "/c", "//sq", "%sq",
-        "min", "max", "abs", "neg", "choice", "fcast", "bcast",
-    ]))
+    op = draw(
+        st.sampled_from(
+            [
+                "+",
+                "-",
+                "*",
+                "//c",
+                "%c",
+                "truncdiv",
+                "truncmod",
+                "/c",
+                "//sq",
+                "%sq",
+                "min",
+                "max",
+                "abs",
+                "neg",
+                "choice",
+                "fcast",
+                "bcast",
+            ]
+        )
+    )
     if op == "bcast":  # a condition counted as 0 / 1
         cond = gen_bool(draw, depth - 1)
         return Node(lambda env: cond.build(env).astype(d), d, 1.0)
@@ -225,8 +250,10 @@ def gen_int(draw, depth: int) -> Node:
     if op in ("//c", "%c", "truncdiv", "truncmod", "/c"):
         c = draw(st.sampled_from([-7, -3, -2, -1, 1, 2, 3, 4, 5, 16]))
         fns = {
-            "//c": lambda x: x // c, "%c": lambda x: x % c,
-            "truncdiv": lambda x: te.truncdiv(x, c), "truncmod": lambda x: te.truncmod(x, c),
+            "//c": lambda x: x // c,
+            "%c": lambda x: x % c,
+            "truncdiv": lambda x: te.truncdiv(x, c),
+            "truncmod": lambda x: te.truncmod(x, c),
             "/c": lambda x: x / c,
         }
         fn = fns[op]
@@ -240,7 +267,8 @@ def gen_int(draw, depth: int) -> Node:
         if op == "//sq":
             return Node(lambda env: a.build(env) // (b.build(env) * b.build(env) + 1), d, a.mag)
         return Node(
-            lambda env: a.build(env) % (b.build(env) * b.build(env) + 1), d,
+            lambda env: a.build(env) % (b.build(env) * b.build(env) + 1),
+            d,
             min(a.mag, b.mag * b.mag),
         )
     if op == "choice":
@@ -260,10 +288,27 @@ def gen_int(draw, depth: int) -> Node:
 
 def gen_float(draw, d: str, depth: int) -> Node:
     e = eps(d)
-    op = draw(st.sampled_from([
-        "+", "-", "*", "div", "min", "max", "abs", "neg", "sqrt", "exp", "tanh", "sigmoid",
-        "choice", "icast", "fcast",
-    ]))
+    op = draw(
+        st.sampled_from(
+            [
+                "+",
+                "-",
+                "*",
+                "div",
+                "min",
+                "max",
+                "abs",
+                "neg",
+                "sqrt",
+                "exp",
+                "tanh",
+                "sigmoid",
+                "choice",
+                "icast",
+                "fcast",
+            ]
+        )
+    )
     if op == "icast":
         a = gen(draw, "int32", depth - 1)
         return Node(lambda env: a.build(env).astype(d), d, a.mag)  # |a| < 2**20: exact
@@ -286,8 +331,12 @@ def gen_float(draw, d: str, depth: int) -> Node:
         # libm and numpy may differ in the last ulps: a few ulp of the result, plus the
         # input drift times the function's Lipschitz constant (e, 1, 1/4)
         if op == "exp":
-            return Node(lambda env: te.exp(te.tanh(a.build(env))), d, math.e,
-                        math.e * (a.err + 4 * e) + 4 * e * math.e)
+            return Node(
+                lambda env: te.exp(te.tanh(a.build(env))),
+                d,
+                math.e,
+                math.e * (a.err + 4 * e) + 4 * e * math.e,
+            )
         fn, lip = (te.tanh, 1.0) if op == "tanh" else (te.sigmoid, 0.25)
         return Node(lambda env: fn(a.build(env)), d, 1.0, lip * a.err + 4 * e)
     b = gen(draw, d, depth - 1)
@@ -295,8 +344,9 @@ def gen_float(draw, d: str, depth: int) -> Node:
         return _choice(draw, a, b, depth)
     if op in ("min", "max"):
         fn = te.min if op == "min" else te.max
-        return Node(lambda env: fn(a.build(env), b.build(env)), d, max(a.mag, b.mag),
-                    max(a.err, b.err))
+        return Node(
+            lambda env: fn(a.build(env), b.build(env)), d, max(a.mag, b.mag), max(a.err, b.err)
+        )
     drift = a.err > 0 or b.err > 0
     if op == "div":
         if b.mag * b.mag >= FLOAT_LIMIT * FLOAT_LIMIT:

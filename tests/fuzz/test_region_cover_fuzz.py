@@ -62,7 +62,7 @@ def _random_stage(rng: random.Random) -> State:
                 P.split(state, "B", lp, factors)
             elif kind < 0.75 and len(s.leaves) > 1:
                 a = rng.randrange(len(s.leaves) - 1)
-                P.fuse(state, "B", s.leaves[a:rng.randint(a + 2, len(s.leaves))])
+                P.fuse(state, "B", s.leaves[a : rng.randint(a + 2, len(s.leaves))])
             else:
                 P.reorder(state, "B", rng.sample(s.leaves, len(s.leaves)))
         except ScheduleError:
@@ -85,7 +85,7 @@ def test_covered_box_is_exact(seed: int) -> None:
 def _check_cover(s, pos: int) -> bool:
     """Enumerate the writes of each iteration of the loops up to ``pos``; True if claimed."""
     extents = derive_extents(s)
-    covered = _covered_lengths(s, set(s.leaves[pos + 1:]), extents)
+    covered = _covered_lengths(s, set(s.leaves[pos + 1 :]), extents)
     roots = [it.name for it in s.root]
     if any(covered[r] is None for r in roots):
         return False  # not claimed to be a box (reverse_compute_at refuses it)

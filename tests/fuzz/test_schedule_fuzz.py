@@ -67,8 +67,10 @@ def fuzz_one(name: str, data: st.DataObject) -> None:
         check_schedule(w, sch)
     except BaseException:
         note(f"steps: {fz.applied}; last schedule call: {fz.last_call}")
-        note(f"trace JSON (replay: fuzz_workloads.replay_json({name!r}, <json>)):\n"
-             f"{json.dumps(sch.trace.as_json())}")
+        note(
+            f"trace JSON (replay: fuzz_workloads.replay_json({name!r}, <json>)):\n"
+            f"{json.dumps(sch.trace.as_json())}"
+        )
         raise
 
 
@@ -203,20 +205,27 @@ REGRESSIONS = {
     "stale_region_conv": ("conv2d", _stale_region_conv, None),
     "stale_region_pool": ("max_pool", _stale_region_pool, None),
     "nested_parallel": ("max_pool", _nested_parallel, "nested parallel"),
-    "nested_parallel_by_compute_at": ("mm_exp_mm", _nested_parallel_by_compute_at,
-                                      "nested parallel"),
-    "cache_read_inside_producer": ("avg_pool", _cache_read_inside_producer,
-                                   "no top-level copy"),
-    "rfactor_with_block_at_reduce_loop": ("guarded_reduce", _rfactor_with_block_at_reduce_loop,
-                                          "computed at reduction loop"),
+    "nested_parallel_by_compute_at": (
+        "mm_exp_mm",
+        _nested_parallel_by_compute_at,
+        "nested parallel",
+    ),
+    "cache_read_inside_producer": ("avg_pool", _cache_read_inside_producer, "no top-level copy"),
+    "rfactor_with_block_at_reduce_loop": (
+        "guarded_reduce",
+        _rfactor_with_block_at_reduce_loop,
+        "computed at reduction loop",
+    ),
     "strided_reverse_compute_at": ("broadcast_chain", _strided_reverse_compute_at, "strided"),
     "ragged_reverse_compute_at": ("broadcast_chain", _ragged_reverse_compute_at, "ragged"),
-    "aligned_fused_reverse_compute_at": ("broadcast_chain", _aligned_fused_reverse_compute_at,
-                                         None),
+    "aligned_fused_reverse_compute_at": (
+        "broadcast_chain",
+        _aligned_fused_reverse_compute_at,
+        None,
+    ),
     "norm_after_exp_column": ("softmax", _norm_after_exp_column, "beyond what one iteration"),
     "norm_after_exp_row": ("softmax", _norm_after_exp_row, None),
-    "reorder_exp_under_norm": ("softmax", _reorder_exp_under_norm,
-                               "beyond what one iteration"),
+    "reorder_exp_under_norm": ("softmax", _reorder_exp_under_norm, "beyond what one iteration"),
 }
 
 

@@ -25,8 +25,12 @@ from ansor_lab import te
 from ansor_lab.errors import LoweringError
 from ansor_lab.schedule import lower as lower_mod
 
-COMMON = dict(deadline=None, database=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+COMMON = dict(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # C's index pattern into B: (C's shape from B's n, the read as a function of C's axes)
 PATTERNS_1D = {

@@ -17,24 +17,37 @@ def rowsum_func() -> N.PrimFunc:
     tmp = N.Buffer("tmp", (8,), "float32", "local")
     i, j, v, t = E.Var("i"), E.Var("j"), E.Var("v"), E.Var("t")
     body = N.For(
-        i, I(0), I(4), "parallel",
-        N.Allocate(tmp, N.seq(
-            N.For(v, I(0), I(8), "vectorized",
-                  N.BufferStore(tmp, A[i, v] * E.FloatImm(2.0), (v,))),
-            N.BufferStore(B, E.FloatImm(0.0), (i,)),
-            N.For(j, I(0), I(8), "unrolled", N.IfThenElse(
-                E.LT(j, i * 2),
-                N.BufferStore(B, B[i] + tmp[j], (i,)),
-                N.BufferStore(B, E.Max(B[i], tmp[j], "float32"), (i,)),
-            )),
-            N.LetStmt(t, i * 4 + 1, N.Evaluate(t)),
-        )),
+        i,
+        I(0),
+        I(4),
+        "parallel",
+        N.Allocate(
+            tmp,
+            N.seq(
+                N.For(
+                    v, I(0), I(8), "vectorized", N.BufferStore(tmp, A[i, v] * E.FloatImm(2.0), (v,))
+                ),
+                N.BufferStore(B, E.FloatImm(0.0), (i,)),
+                N.For(
+                    j,
+                    I(0),
+                    I(8),
+                    "unrolled",
+                    N.IfThenElse(
+                        E.LT(j, i * 2),
+                        N.BufferStore(B, B[i] + tmp[j], (i,)),
+                        N.BufferStore(B, E.Max(B[i], tmp[j], "float32"), (i,)),
+                    ),
+                ),
+                N.LetStmt(t, i * 4 + 1, N.Evaluate(t)),
+            ),
+        ),
         annotations=(("pragma_auto_unroll_max_step", 16),),
     )
     return N.PrimFunc((A, B), N.Block("rowsum", body), "rowsum")
 
 
-ROWSUM_TEXT = '''\
+ROWSUM_TEXT = """\
 @T.prim_func
 def rowsum(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
     # stage "rowsum"
@@ -49,7 +62,7 @@ def rowsum(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
             else:
                 B[i] = T.max(B[i], tmp[j])
         t: T.int32 = i * 4 + 1
-        T.evaluate(t)'''
+        T.evaluate(t)"""
 
 
 def test_function_text_is_golden():
@@ -70,10 +83,14 @@ def test_loop_ranges_and_kinds():
     cases = [
         (N.For(i, I(0), I(5), "serial", store), "for i in range(5):"),
         (N.For(i, I(2), I(5), "serial", store), "for i in range(2, 7):"),
-        (N.For(i, I(0), I(32), "thread_binding", store, "threadIdx.x"),
-         'for i in T.thread_binding(32, thread="threadIdx.x"):'),
-        (N.For(i, I(0), I(4), "serial", store, annotations=(("pragma_unroll_explicit", 1),)),
-         'for i in T.serial(4, annotations={"pragma_unroll_explicit": 1}):'),
+        (
+            N.For(i, I(0), I(32), "thread_binding", store, "threadIdx.x"),
+            'for i in T.thread_binding(32, thread="threadIdx.x"):',
+        ),
+        (
+            N.For(i, I(0), I(4), "serial", store, annotations=(("pragma_unroll_explicit", 1),)),
+            'for i in T.serial(4, annotations={"pragma_unroll_explicit": 1}):',
+        ),
     ]
     for loop, first_line in cases:
         assert str(loop).splitlines() == [first_line, "    T.evaluate(0)"]
@@ -118,11 +135,14 @@ def test_lowered_default_schedule_text():
     k = te.reduce_axis((0, 3), name="k")
     S = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="S")
     func = te.create_prim_func([A, S])
-    assert func.script() == '''\
+    assert (
+        func.script()
+        == """\
 @T.prim_func
 def main(A: T.Buffer((4, 3), "float32"), S: T.Buffer((4,), "float32")):
     # stage "S"
     for i in range(4):
         S[i] = T.float32(0.0)
         for k in range(3):
-            S[i] = S[i] + A[i, k]'''
+            S[i] = S[i] + A[i, k]"""
+    )

@@ -147,8 +147,13 @@ def _I(v):
 def test_one_trip_loops_are_removed_and_their_variable_substituted():
     A = N.Buffer("A", (4, 4), "float32")
     i, j = E.Var("i"), E.Var("j")
-    body = N.For(i, _I(0), _I(4), "serial",
-                 N.For(j, _I(2), _I(1), "serial", N.BufferStore(A, E.FloatImm(1.0), (i, j))))
+    body = N.For(
+        i,
+        _I(0),
+        _I(4),
+        "serial",
+        N.For(j, _I(2), _I(1), "serial", N.BufferStore(A, E.FloatImm(1.0), (i, j))),
+    )
     assert str(simplify_stmt(body)) == "for i in range(4):\n    A[i, 2] = T.float32(1.0)"
     empty = N.For(i, _I(0), _I(0), "serial", N.BufferStore(A, E.FloatImm(1.0), (i, i)))
     assert simplify_stmt(empty) == N.NOP
@@ -160,8 +165,9 @@ def test_loop_bounds_drive_guards_and_indices():
     index = (io * 16 + ii) // 16 * 16 + (io * 16 + ii) % 16
     store = N.BufferStore(A, E.FloatImm(0.0), (index,))
     guarded = N.IfThenElse(E.LT(io * 16 + ii, _I(64)), store)
-    func = N.PrimFunc((A,), N.For(io, _I(0), _I(4), "serial",
-                                  N.For(ii, _I(0), _I(16), "serial", guarded)))
+    func = N.PrimFunc(
+        (A,), N.For(io, _I(0), _I(4), "serial", N.For(ii, _I(0), _I(16), "serial", guarded))
+    )
     assert str(simplify(func).body) == (
         "for io in range(4):\n    for ii in range(16):\n        A[io * 16 + ii] = T.float32(0.0)"
     )
@@ -173,10 +179,18 @@ def test_loop_bounds_drive_guards_and_indices():
 def test_dead_branches_and_constant_lets():
     A = N.Buffer("A", (4,), "int32")
     i, t = E.Var("i"), E.Var("t")
-    body = N.For(i, _I(0), _I(4), "serial", N.seq(
-        N.IfThenElse(E.GE(i, _I(4)), N.BufferStore(A, _I(1), (i,)), N.BufferStore(A, _I(2), (i,))),
-        N.LetStmt(t, _I(3), N.BufferStore(A, A[i] + t, (i,))),
-    ))
+    body = N.For(
+        i,
+        _I(0),
+        _I(4),
+        "serial",
+        N.seq(
+            N.IfThenElse(
+                E.GE(i, _I(4)), N.BufferStore(A, _I(1), (i,)), N.BufferStore(A, _I(2), (i,))
+            ),
+            N.LetStmt(t, _I(3), N.BufferStore(A, A[i] + t, (i,))),
+        ),
+    )
     assert str(simplify_stmt(body)) == "for i in range(4):\n    A[i] = 2\n    A[i] = A[i] + 3"
 
 

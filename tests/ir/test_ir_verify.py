@@ -28,19 +28,35 @@ def loop(var, body, kind="serial", tag=""):
 
 
 def store(value=None, indices=None, buf=A):
-    return N.BufferStore(buf, value if value is not None else E.FloatImm(1.0),
-                         indices if indices is not None else (i, j))
+    return N.BufferStore(
+        buf,
+        value if value is not None else E.FloatImm(1.0),
+        indices if indices is not None else (i, j),
+    )
 
 
 def test_a_well_formed_function_passes():
     tmp = N.Buffer("tmp", (4,), "float32", "local")
-    body = loop(i, N.Allocate(tmp, N.seq(
-        loop(j, N.BufferStore(tmp, A[i, j], (j,)), "vectorized"),
-        loop(j, store(tmp[j] * 2.0), "unrolled"),
-    )), "parallel")
+    body = loop(
+        i,
+        N.Allocate(
+            tmp,
+            N.seq(
+                loop(j, N.BufferStore(tmp, A[i, j], (j,)), "vectorized"),
+                loop(j, store(tmp[j] * 2.0), "unrolled"),
+            ),
+        ),
+        "parallel",
+    )
     verify(func(body), "llvm")  # no exception
-    verify(func(loop(i, loop(j, store(), "thread_binding", "threadIdx.x"), "thread_binding",
-                     "blockIdx.x")), "cuda")
+    verify(
+        func(
+            loop(
+                i, loop(j, store(), "thread_binding", "threadIdx.x"), "thread_binding", "blockIdx.x"
+            )
+        ),
+        "cuda",
+    )
 
 
 def test_undefined_variable():
@@ -67,8 +83,10 @@ def test_buffer_not_allocated():
     ):
         verify(func(loop(i, loop(j, store(tmp[j])))))
     # allocated only around a sibling: still out of scope here
-    body = N.seq(N.Allocate(tmp, loop(j, N.BufferStore(tmp, E.FloatImm(0.0), (j,)))),
-                 loop(i, loop(j, store(tmp[j]))))
+    body = N.seq(
+        N.Allocate(tmp, loop(j, N.BufferStore(tmp, E.FloatImm(0.0), (j,)))),
+        loop(i, loop(j, store(tmp[j]))),
+    )
     with pytest.raises(IRError, match="buffer 'tmp' is accessed"):
         verify(func(body))
 

@@ -99,10 +99,15 @@ def test_schedule_tabs_loop_nest_and_measured_time():
     assert titles == ["Loop nest", "IR", "Trace"]  # no time until measured
     assert page.count('type="radio"') == 3 and "checked" in page
     # the loop nest picture: names, extents and colored kinds
-    nest = page[page.index('class="al-loopnest"'):]
+    nest = page[page.index('class="al-loopnest"') :]
     text = _visible_text(nest)
-    for piece in ("i_0 in range(8) ×8", "j_0 in range(2) ×2", "k in range(32) ×32",
-                  "i_1 in range(4) ×4", "j_1 in range(16) ×16"):
+    for piece in (
+        "i_0 in range(8) ×8",
+        "j_0 in range(2) ×2",
+        "k in range(32) ×32",
+        "i_1 in range(4) ×4",
+        "j_1 in range(16) ×16",
+    ):
         assert piece in text, piece
     assert re.search(r'class="al-loop al-parallel".*?>i_0<', nest)
     assert re.search(r'class="al-loop al-vectorized".*?>j_1<', nest)
@@ -120,8 +125,9 @@ def test_schedule_tabs_loop_nest_and_measured_time():
     assert "correct" in _visible_text(page)
     # a new step changes the program: the old time is no longer shown
     sch.unroll(sch.get_loops(sch.get_block("E"))[1])
-    assert "Time" not in re.findall(r'<label for="[^"]+">([^<]+)</label>',
-                                    D.schedule_bundle(sch)["text/html"])
+    assert "Time" not in re.findall(
+        r'<label for="[^"]+">([^<]+)</label>', D.schedule_bundle(sch)["text/html"]
+    )
 
 
 def test_measure_catches_a_wrong_reference():
@@ -219,8 +225,9 @@ def test_import_stays_light():
         "ours = sorted(m for m in sys.modules if m.startswith('ansor_lab.jupyter.'))\n"
         "print(json.dumps([heavy, ours]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     heavy, ours = json.loads(out)
     assert heavy == []
     assert ours == ["ansor_lab.jupyter.extension"]

@@ -25,11 +25,15 @@ def logged(tmp_path_factory):
     B = te.placeholder((16, 16), name="B")
     k = te.reduce_axis((0, 16), name="k")
     C = te.compute((16, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG([A, B, C]),
-                                     target="llvm")
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([A, B, C]), target="llvm"
+    )
     policy = auto_scheduler.SketchPolicy(
-        task, verbose=0, seed=1,
-        params={"sample_init_min_population": N_RECORDS, "population": 16, "generations": 1})
+        task,
+        verbose=0,
+        seed=1,
+        params={"sample_init_min_population": N_RECORDS, "population": 16, "generations": 1},
+    )
     inputs = policy.next_batch(N_RECORDS)
     assert len(inputs) == N_RECORDS
     # a made-up cost per candidate; record 5 fails
@@ -82,8 +86,7 @@ def test_explain_with_a_model_and_a_diff(logged) -> None:
     assert e.predicted_gflops == pytest.approx(e.predicted_score * best_gflops)
     names = list(auto_scheduler.FEATURE_NAMES)
     want = model.feature_importances(auto_scheduler.FEATURE_NAMES)[:5]
-    assert [(f.name, f.importance) for f in e.features] == [(n, pytest.approx(v))
-                                                            for n, v in want]
+    assert [(f.name, f.importance) for f in e.features] == [(n, pytest.approx(v)) for n, v in want]
     for f in e.features:
         assert f.value == feats[worst][names.index(f.name)]
         assert f.best_value == feats[best][names.index(f.name)]
@@ -114,8 +117,7 @@ def test_which_sketches_win(logged) -> None:
         best = max((task.flop_ct / results[n].mean_cost / 1e9 for n in mine), default=0.0)
         assert row.best_gflops == pytest.approx(best)
         assert row.description == policy.sketches[row.sketch].describe()
-    assert [r.best_gflops for r in table] == sorted((r.best_gflops for r in table),
-                                                    reverse=True)
+    assert [r.best_gflops for r in table] == sorted((r.best_gflops for r in table), reverse=True)
     assert "best GFLOPS" in str(table) and "<table>" in table._repr_html_()
 
 
@@ -125,7 +127,8 @@ def test_predicted_vs_measured_holds_out_the_later_records(logged) -> None:
     assert check.trained_on == N_RECORDS // 2 and check.records == list(range(6, N_RECORDS))
     best = min(r.mean_cost for r in results)
     assert check.measured.tolist() == pytest.approx(
-        [best / results[n].mean_cost for n in check.records])
+        [best / results[n].mean_cost for n in check.records]
+    )
     assert len(check.predicted) == len(check.records)
     assert 0.0 <= check.pairwise_accuracy <= 1.0
     fig = check.figure()

@@ -110,8 +110,12 @@ def test_only_legal_compute_at_targets_are_offered(ex: ScheduleExplorer) -> None
     ex.select("C")
     assert ex.apply("compute_at", target=("D", "i")) is not None
     assert kinds(ex.schedule) == ["ComputeAt"]
-    assert [(i.block, i.name) for i in ex.loops("C")] == [("D", "i"), ("C", "i"),
-                                                          ("C", "j"), ("C", "k")]
+    assert [(i.block, i.name) for i in ex.loops("C")] == [
+        ("D", "i"),
+        ("C", "i"),
+        ("C", "j"),
+        ("C", "k"),
+    ]
 
 
 def test_measure_checks_against_numpy_and_stores_gflops(ex: ScheduleExplorer) -> None:

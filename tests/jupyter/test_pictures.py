@@ -10,11 +10,19 @@ import pytest
 
 from ansor_lab import te, tir
 from ansor_lab.jupyter.iteration import (
-    IterationOrderError, iteration_order, iteration_order_svg, visit_order,
+    IterationOrderError,
+    iteration_order,
+    iteration_order_svg,
+    visit_order,
 )
 from ansor_lab.jupyter.roofline import (
-    MachinePeaks, arithmetic_intensity, flops_and_bytes, kernel_point, log_points,
-    measure_peaks, roofline_figure,
+    MachinePeaks,
+    arithmetic_intensity,
+    flops_and_bytes,
+    kernel_point,
+    log_points,
+    measure_peaks,
+    roofline_figure,
 )
 
 
@@ -142,8 +150,11 @@ def test_peaks_cached_by_an_older_method_are_measured_again(tmp_path) -> None:
     path = tmp_path / "roofline.json"
     peaks = measure_peaks(path=path)
     key = peaks.cpu
-    stale = dict(json.loads(path.read_text())[key], peak_gflops=1.0,
-                 method="numpy float32 matmul 512^3 (BLAS); numpy copy of 64 MiB")
+    stale = dict(
+        json.loads(path.read_text())[key],
+        peak_gflops=1.0,
+        method="numpy float32 matmul 512^3 (BLAS); numpy copy of 64 MiB",
+    )
     path.write_text(json.dumps({key: stale}))
     again = measure_peaks(path=path)
     assert again.peak_gflops > 1.0 and again.method.startswith("LLVM multiply-add loop")
@@ -200,13 +211,16 @@ def test_log_candidates_on_the_roofline(tmp_path) -> None:
     B = te.placeholder((16, 16), name="B")
     k = te.reduce_axis((0, 16), name="k")
     C = te.compute((16, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG([A, B, C]),
-                                     target="llvm")
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([A, B, C]), target="llvm"
+    )
     trace = task.make_schedule().trace.as_json()
     log = str(tmp_path / "log.json")
-    save_records(log, [MeasureInput(task, trace)] * 3,
-                 [MeasureResult([1e-5]), MeasureResult([], error_no=4),
-                  MeasureResult([2e-5, 4e-5])])
+    save_records(
+        log,
+        [MeasureInput(task, trace)] * 3,
+        [MeasureResult([1e-5]), MeasureResult([], error_no=4), MeasureResult([2e-5, 4e-5])],
+    )
     points = log_points(log)
     assert [p.label for p in points] == ["trial 0", "trial 2"]
     assert [p.seconds for p in points] == pytest.approx([1e-5, 3e-5])

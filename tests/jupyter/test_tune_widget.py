@@ -22,8 +22,9 @@ def _task(n: int = 16, name: str = "C"):
     B = te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name=name)
-    return auto_scheduler.SearchTask(compute_dag=te.ComputeDAG([A, B, C]), target="llvm",
-                                     desc=f"matmul{n}")
+    return auto_scheduler.SearchTask(
+        compute_dag=te.ComputeDAG([A, B, C]), target="llvm", desc=f"matmul{n}"
+    )
 
 
 def _runner():
@@ -46,9 +47,16 @@ def _wait_for(cond, timeout: float) -> None:
 def test_widget_shows_what_the_records_hold(tmp_path):
     log = tmp_path / "tune.json"
     task = _task()
-    w = auto_scheduler.tune_widget(task, trials=8, mode="widget", log_file=str(log),
-                                   num_measures_per_round=4, runner=_runner(),
-                                   policy_params=POLICY, seed=3)
+    w = auto_scheduler.tune_widget(
+        task,
+        trials=8,
+        mode="widget",
+        log_file=str(log),
+        num_measures_per_round=4,
+        runner=_runner(),
+        policy_params=POLICY,
+        seed=3,
+    )
     assert isinstance(w, TuneWidget)
     assert w.wait(240) and w.done
     assert w.result.stats.trials == 8 and w.trials_done == 8
@@ -58,8 +66,11 @@ def test_widget_shows_what_the_records_hold(tmp_path):
 
     records = list(load_records(str(log)))
     assert len(_log_lines(log)) == 8
-    ok = [(k + 1, task.flop_ct / res.mean_cost / 1e9)
-          for k, (_, res) in enumerate(records) if res.error_no == 0]
+    ok = [
+        (k + 1, task.flop_ct / res.mean_cost / 1e9)
+        for k, (_, res) in enumerate(records)
+        if res.error_no == 0
+    ]
     assert ok, "no program measured successfully"
     best_curve, points = w.fig.data[0], w.fig.data[1]
     assert list(points.x) == [x for x, _ in ok]
@@ -91,9 +102,16 @@ def test_widget_shows_what_the_records_hold(tmp_path):
 
 def test_stop_button_ends_the_search_with_the_log_intact(tmp_path):
     log = tmp_path / "stopped.json"
-    w = auto_scheduler.tune_widget(_task(), trials=64, mode="widget", log_file=str(log),
-                                   num_measures_per_round=4, runner=_runner(),
-                                   policy_params=POLICY, seed=5)
+    w = auto_scheduler.tune_widget(
+        _task(),
+        trials=64,
+        mode="widget",
+        log_file=str(log),
+        num_measures_per_round=4,
+        runner=_runner(),
+        policy_params=POLICY,
+        seed=5,
+    )
     _wait_for(lambda: w.trials_done >= 4, 240)
     assert not w.done
     w.stop_button.click()  # what a click in the notebook does
@@ -110,14 +128,25 @@ def test_stop_button_ends_the_search_with_the_log_intact(tmp_path):
 def test_several_tasks_share_the_budget(tmp_path):
     log = tmp_path / "two.json"
     tasks = [_task(16, "C"), _task(8, "D")]
-    w = auto_scheduler.tune_widget(tasks, trials=8, mode="widget", log_file=str(log),
-                                   num_measures_per_round=4, runner=_runner(),
-                                   policy_params=POLICY, strategy="round-robin")
+    w = auto_scheduler.tune_widget(
+        tasks,
+        trials=8,
+        mode="widget",
+        log_file=str(log),
+        num_measures_per_round=4,
+        runner=_runner(),
+        policy_params=POLICY,
+        strategy="round-robin",
+    )
     assert w.wait(240)
     assert isinstance(w.result, list) and len(w.result) == 2
     assert [r.stats.trials for r in w.result] == [4, 4]
-    assert [d.name for d in w.fig.data] == ["best · matmul16", "measured · matmul16",
-                                            "best · matmul8", "measured · matmul8"]
+    assert [d.name for d in w.fig.data] == [
+        "best · matmul16",
+        "measured · matmul16",
+        "best · matmul8",
+        "measured · matmul8",
+    ]
     by_key: dict = {}
     for inp, res in load_records(str(log)):
         if res.error_no == 0:
@@ -129,9 +158,15 @@ def test_several_tasks_share_the_budget(tmp_path):
 
 def test_text_mode_prints_progress(tmp_path, capsys):
     log = tmp_path / "text.json"
-    w = auto_scheduler.tune_widget(_task(8), trials=4, mode="text", log_file=str(log),
-                                   num_measures_per_round=4, runner=_runner(),
-                                   policy_params=POLICY)
+    w = auto_scheduler.tune_widget(
+        _task(8),
+        trials=4,
+        mode="text",
+        log_file=str(log),
+        num_measures_per_round=4,
+        runner=_runner(),
+        policy_params=POLICY,
+    )
     assert w.done and w.widget is None and w.fig is None  # ran in the foreground
     out = capsys.readouterr().out
     assert "[tune] 1 task(s), 4 trials" in out
@@ -151,9 +186,19 @@ class _CountingWidget(TuneWidget):
 def test_updates_are_throttled():
     task = _task()
     options = auto_scheduler.TuningOptions(num_measure_trials=200, verbose=0)
-    w = _CountingWidget([task], 200, options, policy_params=None, search_policy=None,
-                        strategy="gradient", task_weights=None, mode="widget",
-                        update_interval=0.5, code_interval=2.0, seed=None)
+    w = _CountingWidget(
+        [task],
+        200,
+        options,
+        policy_params=None,
+        search_policy=None,
+        strategy="gradient",
+        task_weights=None,
+        mode="widget",
+        update_interval=0.5,
+        code_interval=2.0,
+        seed=None,
+    )
     ui = threading.Thread(target=w._ui_loop, daemon=True)
     ui.start()
     start = time.perf_counter()

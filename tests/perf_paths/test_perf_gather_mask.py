@@ -226,8 +226,9 @@ def test_branch_free_odd_width_is_one_vector(rand):
     _, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(j)
     f = tvm.build(sch.mod, target="llvm")
-    assert "j (extent 7): vectorized -> SIMD x7 [vector_loads=1, vector_stores=1]" \
-        in f.loop_report(), f.loop_report()
+    assert (
+        "j (extent 7): vectorized -> SIMD x7 [vector_loads=1, vector_stores=1]" in f.loop_report()
+    ), f.loop_report()
     assert "<7 x float>" in f.get_source("ll-unopt")
     a = rand((8, 7))
     b = np.full_like(a, np.nan)

@@ -15,8 +15,9 @@ from ansor_lab.codegen.transpose_copy import transpose_rounds
 def _panel(lanes: int, c_in: int, dtype: str = "float32", parallel: bool = False):
     """panel[f1, c, y, x, f3] = kernel[f1 * lanes + f3, c, y, x], f3 vectorized."""
     k = te.placeholder((2 * lanes, c_in, 3, 3), name="kernel", dtype=dtype)
-    p = te.compute((2, c_in, 3, 3, lanes),
-                   lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x], name="panel")
+    p = te.compute(
+        (2, c_in, 3, 3, lanes), lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x], name="panel"
+    )
     sch = tir.Schedule(te.create_prim_func([k, p]))
     f1, _, _, _, f3 = sch.get_loops(sch.get_block("panel"))
     sch.vectorize(f3)
@@ -37,10 +38,18 @@ def _data(shape, dtype: str, seed: int = 0) -> np.ndarray:
     return rng.standard_normal(shape).astype(dtype)
 
 
-@pytest.mark.parametrize("lanes,dtype", [
-    (4, "float32"), (8, "float32"), (16, "float32"), (8, "float64"), (16, "int32"),
-    (16, "float16"), (16, "int8"),
-])
+@pytest.mark.parametrize(
+    "lanes,dtype",
+    [
+        (4, "float32"),
+        (8, "float32"),
+        (16, "float32"),
+        (8, "float64"),
+        (16, "int32"),
+        (16, "float16"),
+        (16, "int8"),
+    ],
+)
 def test_weight_panel_copy_is_transposed_in_registers(lanes, dtype):
     f = tvm.build(_panel(lanes, c_in=16, dtype=dtype).mod, target="llvm")
     report = f.loop_report()
@@ -72,8 +81,10 @@ def test_plain_transpose_with_the_row_loop_inside():
     sch.reorder(jo, i, ji)  # i walks A's rows contiguously, ji runs down a column of A
     sch.vectorize(ji)
     f = tvm.build(sch.mod, target="llvm")
-    assert "j_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=i, blocks=3]" \
+    assert (
+        "j_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=i, blocks=3]"
         in f.loop_report()
+    )
     a = _data((n, n), "float32")
     b = np.zeros_like(a)
     f(a, b)
@@ -95,18 +106,24 @@ def test_nests_that_do_not_fit_keep_the_generic_path(case):
     else:
         k = te.placeholder((2 * lanes, c_in, 3, 3), name="kernel")
         if case == "arithmetic":  # not a plain copy
-            p = te.compute((2, c_in, 3, 3, lanes),
-                           lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x] * 2.0,
-                           name="panel")
+            p = te.compute(
+                (2, c_in, 3, 3, lanes),
+                lambda f1, c, y, x, f3: k[f1 * lanes + f3, c, y, x] * 2.0,
+                name="panel",
+            )
         else:  # x before y: the source is not walked contiguously
-            p = te.compute((2, c_in, 3, 3, lanes),
-                           lambda f1, c, x, y, f3: k[f1 * lanes + f3, c, y, x], name="panel")
+            p = te.compute(
+                (2, c_in, 3, 3, lanes),
+                lambda f1, c, x, y, f3: k[f1 * lanes + f3, c, y, x],
+                name="panel",
+            )
         sch = tir.Schedule(te.create_prim_func([k, p]))
         sch.vectorize(sch.get_loops(sch.get_block("panel"))[-1])
 
         def want(a, n):
             r = _panel_reference(a, n)
             return r * np.float32(2.0) if case == "arithmetic" else r.transpose(0, 1, 3, 2, 4)
+
     f = tvm.build(sch.mod, target="llvm")
     assert "transposed copy" not in f.loop_report()
     k_np = _data((2 * lanes, c_in, 3, 3), dtype, seed=2)
@@ -139,8 +156,10 @@ def test_a_loop_inside_the_walk_is_run_outside_it():
     _, fi = sch.split(f, [4, 16])
     sch.vectorize(fi)
     fn = tvm.build(sch.mod, target="llvm")
-    assert "f_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=c*y*x, blocks=9]" \
+    assert (
+        "f_1 (extent 16): vectorized -> transposed copy 16x16 [collapsed=c*y*x, blocks=9]"
         in fn.loop_report()
+    )
     k_np = _data((64, 16, 3, 3), "float32", seed=3)
     out = np.zeros((16, 3, 3, 64), "float32")
     fn(k_np, out)

@@ -119,10 +119,12 @@ def _lanes() -> int:
     return tvm.Target("llvm").vector_bytes // 4
 
 
-@pytest.mark.parametrize(("registers", "budget", "rows_unrolled"),
-                         [(1, 16, True), (4, 63, False), (4, 64, True)])
+@pytest.mark.parametrize(
+    ("registers", "budget", "rows_unrolled"), [(1, 16, True), (4, 63, False), (4, 64, True)]
+)
 def test_auto_unroll_counts_a_vectorized_loop_as_the_registers_it_fills(
-        rand, registers, budget, rows_unrolled):
+    rand, registers, budget, rows_unrolled
+):
     """A vectorized loop is one step per vector register (TVM counts one step: a 512-step
     budget then unrolled 512 copies of a 64-float row, thousands of instructions; counting
     lanes would keep any register tile from being unrolled). 16 rows of 4 registers are

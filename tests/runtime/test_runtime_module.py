@@ -126,8 +126,9 @@ def test_non_array_argument(add_one):
 def test_time_evaluator(add_one):
     a = np.ones((3, 4), "float32")
     b = np.zeros((3, 4), "float32")
-    timer = add_one.time_evaluator(add_one.entry_name, tvm.cpu(), number=3, repeat=2,
-                                   min_repeat_ms=5)
+    timer = add_one.time_evaluator(
+        add_one.entry_name, tvm.cpu(), number=3, repeat=2, min_repeat_ms=5
+    )
     result = timer(a, b)
     assert len(result.results) == 2
     assert all(t > 0 for t in result.results)

@@ -20,8 +20,10 @@ def test_nd_arrays_are_aligned_and_hold_their_contents(shape, dtype):
     assert view.shape == shape and view.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(a.numpy(), src)
     src[...] = 0  # a copy: the NDArray does not share the source's memory
-    assert a.numpy().shape == shape and (a.numpy() == (np.arange(src.size) % 5)
-                                         .astype(dtype).reshape(shape)).all()
+    assert (
+        a.numpy().shape == shape
+        and (a.numpy() == (np.arange(src.size) % 5).astype(dtype).reshape(shape)).all()
+    )
     e = tvm.nd.empty(shape, dtype)
     assert as_numpy_view(e).ctypes.data % 64 == 0 and e.shape == shape and e.dtype == dtype
 
@@ -34,8 +36,9 @@ def test_aligned_empty_is_c_contiguous_and_writable():
 
 
 def test_measured_inputs_are_aligned():
-    arrays = random_inputs([("A", [100, 3], "float32"), ("B", [9], "int32"),
-                            ("M", [4, 4], "bool")], seed=1)
+    arrays = random_inputs(
+        [("A", [100, 3], "float32"), ("B", [9], "int32"), ("M", [4, 4], "bool")], seed=1
+    )
     assert [a.ctypes.data % 64 for a in arrays] == [0, 0, 0]
     assert arrays[0].dtype == np.float32 and -1 <= arrays[0].min() and arrays[0].max() < 1
     assert arrays[2].dtype == np.bool_

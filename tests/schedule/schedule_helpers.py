@@ -84,8 +84,11 @@ def schedule(args: Sequence[Tensor], seed: int = 0) -> tir.Schedule:
 def run_and_compare(built: Callable, args: Sequence[Tensor], seed: int = 0) -> None:
     """Run ``built`` on random inputs and compare every output with the reference."""
     rng = np.random.default_rng(seed)
-    inputs = {t: rng.uniform(-1.0, 1.0, t.shape).astype(t.dtype)
-              for t in args if isinstance(t.op, PlaceholderOp)}
+    inputs = {
+        t: rng.uniform(-1.0, 1.0, t.shape).astype(t.dtype)
+        for t in args
+        if isinstance(t.op, PlaceholderOp)
+    }
     outputs = [t for t in args if isinstance(t.op, ComputeOp)]
     expected = evaluate(outputs, inputs)
     arrays = []
@@ -99,8 +102,9 @@ def run_and_compare(built: Callable, args: Sequence[Tensor], seed: int = 0) -> N
     for t, arr in zip(args, arrays):
         if t in inputs:
             continue
-        np.testing.assert_allclose(arr, expected[t], rtol=RTOL, atol=ATOL,
-                                   err_msg=f"output {t.name}")
+        np.testing.assert_allclose(
+            arr, expected[t], rtol=RTOL, atol=ATOL, err_msg=f"output {t.name}"
+        )
 
 
 # -- trace round trips ----------------------------------------------------------------
@@ -147,8 +151,12 @@ def assert_contains(text: str, snippets: Sequence[str]) -> None:
         assert snippet in text, f"{snippet!r} not in the lowered program:\n{text}"
 
 
-def check(sch: tir.Schedule, args: Sequence[Tensor], contains: Sequence[str] = (),
-          absent: Sequence[str] = ()) -> str:
+def check(
+    sch: tir.Schedule,
+    args: Sequence[Tensor],
+    contains: Sequence[str] = (),
+    absent: Sequence[str] = (),
+) -> str:
     """IR contents, LLVM result vs numpy, and both trace round trips; returns the text."""
     text = sch.mod.script()
     assert_contains(text, contains)

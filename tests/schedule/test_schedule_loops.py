@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 from schedule_helpers import (
-    check, elementwise3, matmul, matmul_exp, run_and_compare, schedule,
+    check,
+    elementwise3,
+    matmul,
+    matmul_exp,
+    run_and_compare,
+    schedule,
     verify_trace_roundtrip,
 )
 
@@ -17,15 +22,19 @@ from ansor_lab.errors import IRError
 def test_unscheduled_matmul_lowers_to_the_naive_nest():
     A, B, C = matmul()
     sch = schedule([A, B, C])
-    check(sch, [A, B, C], contains=[
-        'def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, 48), "float32"), '
-        'C: T.Buffer((64, 48), "float32")):',
-        "    for i in range(64):\n"
-        "        for j in range(48):\n"
-        "            C[i, j] = T.float32(0.0)\n"
-        "            for k in range(32):\n"
-        "                C[i, j] = C[i, j] + A[i, k] * B[k, j]",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            'def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, 48), "float32"), '
+            'C: T.Buffer((64, 48), "float32")):',
+            "    for i in range(64):\n"
+            "        for j in range(48):\n"
+            "            C[i, j] = T.float32(0.0)\n"
+            "            for k in range(32):\n"
+            "                C[i, j] = C[i, j] + A[i, k] * B[k, j]",
+        ],
+    )
 
 
 # -- split ----------------------------------------------------------------------------
@@ -38,10 +47,15 @@ def test_split_divisible_with_inferred_outer_factor():
     io, ii = sch.split(i, factors=[None, 16])
     assert (sch.get(io).extent, sch.get(ii).extent) == (4, 16)
     assert (sch.get(io).name, sch.get(ii).name) == ("i_0", "i_1")
-    check(sch, [A, B, C], contains=[
-        "for i_0 in range(4):\n        for i_1 in range(16):",
-        "C[i_0 * 16 + i_1, j] = C[i_0 * 16 + i_1, j] + A[i_0 * 16 + i_1, k] * B[k, j]",
-    ], absent=["if "])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for i_0 in range(4):\n        for i_1 in range(16):",
+            "C[i_0 * 16 + i_1, j] = C[i_0 * 16 + i_1, j] + A[i_0 * 16 + i_1, k] * B[k, j]",
+        ],
+        absent=["if "],
+    )
 
 
 def test_split_non_divisible_is_guarded():
@@ -50,9 +64,15 @@ def test_split_non_divisible_is_guarded():
     i, j, k = sch.get_loops(sch.get_block("C"))
     jo, ji = sch.split(j, factors=[None, 10])  # 48 = 4 * 10 + 8
     assert [sch.get(x).extent for x in (jo, ji)] == [5, 10]
-    check(sch, [A, B, C], contains=[
-        "for j_0 in range(5):", "for j_1 in range(10):", "if j_0 * 10 + j_1 < 48:",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for j_0 in range(5):",
+            "for j_1 in range(10):",
+            "if j_0 * 10 + j_1 < 48:",
+        ],
+    )
 
 
 def test_split_non_divisible_reduction_loop_guards_the_update_only():
@@ -60,10 +80,15 @@ def test_split_non_divisible_reduction_loop_guards_the_update_only():
     sch = schedule([A, B, C])
     _, _, k = sch.get_loops(sch.get_block("C"))
     sch.split(k, factors=[None, 5])  # 32 = 6 * 5 + 2
-    text = check(sch, [A, B, C], contains=[
-        "C[i, j] = T.float32(0.0)\n            for k_0 in range(7):",
-        "if k_0 * 5 + k_1 < 32:\n                        C[i, j] = C[i, j] + A[i, k_0 * 5 + k_1]",
-    ])
+    text = check(
+        sch,
+        [A, B, C],
+        contains=[
+            "C[i, j] = T.float32(0.0)\n            for k_0 in range(7):",
+            "if k_0 * 5 + k_1 < 32:\n"
+            "                        C[i, j] = C[i, j] + A[i, k_0 * 5 + k_1]",
+        ],
+    )
     assert text.count("if ") == 1
 
 
@@ -73,10 +98,14 @@ def test_split_three_ways_with_the_none_in_the_middle():
     i, j, k = sch.get_loops(sch.get_block("C"))
     loops = sch.split(i, factors=[2, None, 4])
     assert [sch.get(x).extent for x in loops] == [2, 8, 4]
-    check(sch, [A, B, C], contains=[
-        "for i_0 in range(2):\n        for i_1 in range(8):\n            for i_2 in range(4):",
-        "C[i_0 * 32 + i_1 * 4 + i_2, j]",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for i_0 in range(2):\n        for i_1 in range(8):\n            for i_2 in range(4):",
+            "C[i_0 * 32 + i_1 * 4 + i_2, j]",
+        ],
+    )
 
 
 def test_split_with_factor_and_nparts_keywords():
@@ -101,10 +130,15 @@ def test_split_of_a_split_child_and_of_a_fused_loop():
     f = sch.fuse(iii, j)
     fo, fi = sch.split(f, [None, 7])  # 4 * 48 = 192 is not a multiple of 7
     assert [sch.get(x).extent for x in (io, iio, fo, fi)] == [4, 4, 28, 7]
-    check(sch, [A, B, C], contains=[
-        "for i_1_1_j_fused_0 in range(28):", "for i_1_1_j_fused_1 in range(7):",
-        "if i_1_1_j_fused_0 * 7 + i_1_1_j_fused_1 < 192:",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for i_1_1_j_fused_0 in range(28):",
+            "for i_1_1_j_fused_1 in range(7):",
+            "if i_1_1_j_fused_0 * 7 + i_1_1_j_fused_1 < 192:",
+        ],
+    )
 
 
 # -- fuse / reorder / tile ------------------------------------------------------------
@@ -116,10 +150,14 @@ def test_fuse_two_spatial_loops():
     i, j = sch.get_loops(sch.get_block("C"))
     f = sch.fuse(i, j)
     assert (sch.get(f).name, sch.get(f).extent) == ("i_j_fused", 4096)
-    check(sch, [A, C], contains=[
-        "for i_j_fused in range(4096):",
-        "C[i_j_fused // 64, i_j_fused % 64] = B[i_j_fused // 64, i_j_fused % 64]",
-    ])
+    check(
+        sch,
+        [A, C],
+        contains=[
+            "for i_j_fused in range(4096):",
+            "C[i_j_fused // 64, i_j_fused % 64] = B[i_j_fused // 64, i_j_fused % 64]",
+        ],
+    )
 
 
 def test_fuse_three_loops_including_split_children():
@@ -147,10 +185,14 @@ def test_reorder_spatial_and_reduction_loops():
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(k, i)  # the listed loops swap places; j stays in between
     assert [sch.get(x).name for x in sch.get_loops(sch.get_block("C"))] == ["k", "j", "i"]
-    check(sch, [A, B, C], contains=[
-        # the init nest goes before the first reduction loop, which is now outermost
-        "for k in range(32):\n        for j in range(48):\n            for i in range(64):",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            # the init nest goes before the first reduction loop, which is now outermost
+            "for k in range(32):\n        for j in range(48):\n            for i in range(64):",
+        ],
+    )
 
 
 def test_reorder_to_the_cache_friendly_ikj_order():
@@ -158,11 +200,16 @@ def test_reorder_to_the_cache_friendly_ikj_order():
     sch = schedule([A, B, C])
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(i, k, j)
-    check(sch, [A, B, C], contains=[
-        "for i in range(64):\n        for j in range(48):\n            C[i, j] = T.float32(0.0)\n"
-        "        for k in range(32):\n            for j in range(48):\n"
-        "                C[i, j] = C[i, j] + A[i, k] * B[k, j]",
-    ])
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for i in range(64):\n        for j in range(48):\n"
+            "            C[i, j] = T.float32(0.0)\n"
+            "        for k in range(32):\n            for j in range(48):\n"
+            "                C[i, j] = C[i, j] + A[i, k] * B[k, j]",
+        ],
+    )
 
 
 def test_tile_is_split_split_reorder():
@@ -173,11 +220,20 @@ def test_tile_is_split_split_reorder():
     kinds = [inst.kind for inst in sch.trace.insts]
     assert kinds[-3:] == ["Split", "Split", "Reorder"]
     assert [sch.get(x).name for x in sch.get_loops(sch.get_block("C"))] == [
-        "i_0", "j_0", "i_1", "j_1", "k"]
-    check(sch, [A, B, C], contains=[
-        "for i_0 in range(4):\n        for j_0 in range(6):\n"
-        "            for i_1 in range(16):\n                for j_1 in range(8):",
-    ])
+        "i_0",
+        "j_0",
+        "i_1",
+        "j_1",
+        "k",
+    ]
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            "for i_0 in range(4):\n        for j_0 in range(6):\n"
+            "            for i_1 in range(16):\n                for j_1 in range(8):",
+        ],
+    )
 
 
 # -- loop kinds -----------------------------------------------------------------------
@@ -200,8 +256,7 @@ def test_parallel_fused_loop():
     jo, ji = sch.split(j, [None, 16])
     f = sch.fuse(i, jo)
     sch.parallel(f)
-    check(sch, [A, C], contains=["for i_j_0_fused in T.parallel(256):",
-                                 "for j_1 in range(16):"])
+    check(sch, [A, C], contains=["for i_j_0_fused in T.parallel(256):", "for j_1 in range(16):"])
 
 
 def test_vectorize_inner_loop():
@@ -212,8 +267,11 @@ def test_vectorize_inner_loop():
     sch.reorder(i, jo, k, ji)
     sch.vectorize(ji)
     assert sch.get(ji).annotation == "vectorize"
-    check(sch, [A, B, C],
-          contains=["for k in range(32):\n                for j_1 in T.vectorized(8):"])
+    check(
+        sch,
+        [A, B, C],
+        contains=["for k in range(32):\n                for j_1 in T.vectorized(8):"],
+    )
 
 
 def test_vectorize_non_divisible_inner_loop_keeps_the_guard():
@@ -245,10 +303,16 @@ def test_parallel_vectorize_unroll_together():
     sch.parallel(io)
     sch.unroll(ii)
     sch.vectorize(ji)
-    check(sch, [A, B, D], contains=[
-        "for i_0 in T.parallel(32):", "for i_1 in T.unroll(2):", "for j_1 in T.vectorized(8):",
-        "D[i_0 * 2 + i_1, j_0 * 8 + j_1] = T.exp(C[i_0 * 2 + i_1, j_0 * 8 + j_1]",
-    ])
+    check(
+        sch,
+        [A, B, D],
+        contains=[
+            "for i_0 in T.parallel(32):",
+            "for i_1 in T.unroll(2):",
+            "for j_1 in T.vectorized(8):",
+            "D[i_0 * 2 + i_1, j_0 * 8 + j_1] = T.exp(C[i_0 * 2 + i_1, j_0 * 8 + j_1]",
+        ],
+    )
 
 
 def test_bind_lowers_to_thread_binding_and_cpu_build_refuses_it():
@@ -287,12 +351,17 @@ def test_annotate_loop_and_block():
     sch.annotate(io, "pragma_auto_unroll_max_step", 16)
     # a block annotation lands on the block's outermost loop
     sch.annotate(blk, "pragma_unroll_explicit", 1)
-    check(sch, [A, B, C], contains=[
-        'for i_0 in T.serial(8, annotations={"pragma_auto_unroll_max_step": 16, '
-        '"pragma_unroll_explicit": 1}):',
-    ])
-    assert ('sch.annotate(block_or_loop=l4, ann_key="pragma_auto_unroll_max_step", '
-            'ann_val=16)') in str(sch.trace)
+    check(
+        sch,
+        [A, B, C],
+        contains=[
+            'for i_0 in T.serial(8, annotations={"pragma_auto_unroll_max_step": 16, '
+            '"pragma_unroll_explicit": 1}):',
+        ],
+    )
+    assert (
+        'sch.annotate(block_or_loop=l4, ann_key="pragma_auto_unroll_max_step", ann_val=16)'
+    ) in str(sch.trace)
 
 
 def test_annotate_inner_loop_with_string_value():
@@ -315,7 +384,10 @@ def test_get_block_and_get_loops_and_get():
     loops = sch.get_loops(blk)
     infos = [sch.get(x) for x in loops]
     assert [(x.name, x.extent, x.kind) for x in infos] == [
-        ("i", 64, "spatial"), ("j", 48, "spatial"), ("k", 32, "reduce")]
+        ("i", 64, "spatial"),
+        ("j", 48, "spatial"),
+        ("k", 32, "reduce"),
+    ]
     assert repr(infos[2]) == "Loop(C.k, extent=32, reduce)"
     # handles print with TVM's prefixes
     assert (blk.name, loops[0].name) == ("b0", "l1")
@@ -387,7 +459,10 @@ def test_loop_rvs_of_a_computed_at_block_include_the_outer_loops():
     sch.compute_at(sch.get_block("B"), io)
     loops = [sch.get(x) for x in sch.get_loops(sch.get_block("B"))]
     assert [(x.block, x.name, x.extent) for x in loops] == [
-        ("C", "i_0", 8), ("B", "i", 8), ("B", "j", 64)]
+        ("C", "i_0", 8),
+        ("B", "i", 8),
+        ("B", "j", 64),
+    ]
     check(sch, [A, C])
 
 

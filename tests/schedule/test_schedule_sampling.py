@@ -7,7 +7,13 @@ import math
 
 import pytest
 from schedule_helpers import (
-    check, elementwise3, matmul, matmul_exp, replay_json, replay_python, schedule,
+    check,
+    elementwise3,
+    matmul,
+    matmul_exp,
+    replay_json,
+    replay_python,
+    schedule,
     verify_trace_roundtrip,
 )
 
@@ -131,15 +137,15 @@ def test_replaying_an_impossible_decision_fails():
 def test_sample_categorical():
     A, B, C = elementwise3(8, 8)
     sch = schedule([A, C], seed=4)
-    draws = [sch.get(sch.sample_categorical([16, 64, 512], [0.5, 0.0, 0.5]))
-             for _ in range(60)]
+    draws = [sch.get(sch.sample_categorical([16, 64, 512], [0.5, 0.0, 0.5])) for _ in range(60)]
     assert set(draws) == {16, 512}  # a zero-probability candidate is never drawn
     v = sch.sample_categorical([0, 16, 64], [0.2, 0.3, 0.5], decision=2)
     assert sch.get(v) == 64
     _, j = sch.get_loops(sch.get_block("C"))
     sch.annotate(j, "pragma_auto_unroll_max_step", v)
-    assert ('sch.sample_categorical(candidates=[0, 16, 64], probs=[0.2, 0.3, 0.5], '
-            'decision=2)') in str(sch.trace)
+    assert (
+        "sch.sample_categorical(candidates=[0, 16, 64], probs=[0.2, 0.3, 0.5], decision=2)"
+    ) in str(sch.trace)
     check(sch, [A, C], contains=['annotations={"pragma_auto_unroll_max_step": 64}'])
     inst = [x for x in sch.trace.insts if x.kind == "SampleCategorical"][-1]
     changed = sch.trace.with_decision(inst, 0)
@@ -203,7 +209,8 @@ def test_copy_is_independent_and_keeps_handles_and_generator():
         dup.get(j)
     # both continue the same random stream
     assert [sch.get(v) for v in sch.sample_perfect_tile(k, 3)] == [
-        dup.get(v) for v in dup.sample_perfect_tile(k, 3)]
+        dup.get(v) for v in dup.sample_perfect_tile(k, 3)
+    ]
     check(dup, [A, B, C], contains=["for i_0 in T.parallel(4):", "for j_1 in range(8):"])
     check(sch, [A, B, C], contains=["for i_0 in range(4):"])
 
@@ -218,9 +225,12 @@ def test_trace_json_format_and_errors():
     assert data["version"] == 1
     assert data["insts"][0] == ["GetBlock", [["name", "C"], ["func_name", "main"]], ["b0"], None]
     assert data["insts"][2][3] == [4, 4]
-    assert data["insts"][3] == ["Split", [["loop", {"rv": "l1"}],
-                                          ["factors", [{"rv": "v4"}, {"rv": "v5"}]]],
-                                ["l6", "l7"], None]
+    assert data["insts"][3] == [
+        "Split",
+        [["loop", {"rv": "l1"}], ["factors", [{"rv": "v4"}, {"rv": "v5"}]]],
+        ["l6", "l7"],
+        None,
+    ]
     assert json.loads(sch.trace.dumps()) == data
     verify_trace_roundtrip(sch)
     func = te.create_prim_func([A, B, C])
@@ -231,9 +241,9 @@ def test_trace_json_format_and_errors():
     with pytest.raises(ScheduleError, match="malformed trace instruction"):
         tir.Trace.from_json({"version": 1, "insts": [["Exec", [], [], None]]})
     with pytest.raises(ScheduleError, match="uses l9 before it is defined"):
-        tir.Trace.from_json({"version": 1, "insts": [
-            ["Parallel", [["loop", {"rv": "l9"}]], [], None]]}).apply_to_schedule(
-            tir.Schedule(func))
+        tir.Trace.from_json(
+            {"version": 1, "insts": [["Parallel", [["loop", {"rv": "l9"}]], [], None]]}
+        ).apply_to_schedule(tir.Schedule(func))
 
 
 def test_enter_postproc_and_without_postproc():

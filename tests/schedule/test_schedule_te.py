@@ -20,11 +20,16 @@ def test_te_split_factor_and_nparts():
     s = te.create_schedule(C.op)
     xo, xi = s[C].split(C.op.axis[0], factor=16)
     yo, yi = s[C].split(C.op.axis[1], nparts=5)  # 48 = 5 * 10 - 2: guarded
-    assert (xo.name, xi.name, xo.dom.extent.value, yi.dom.extent.value) == (
-        "i_0", "i_1", 4, 10)
-    check_te(s, [A, B, C], contains=[
-        "for i_0 in range(4):", "for j_0 in range(5):", "if j_0 * 10 + j_1 < 48:",
-    ])
+    assert (xo.name, xi.name, xo.dom.extent.value, yi.dom.extent.value) == ("i_0", "i_1", 4, 10)
+    check_te(
+        s,
+        [A, B, C],
+        contains=[
+            "for i_0 in range(4):",
+            "for j_0 in range(5):",
+            "if j_0 * 10 + j_1 < 48:",
+        ],
+    )
     assert "factors=[5, None]" in str(s.trace)
 
 
@@ -35,12 +40,16 @@ def test_te_tile_and_reorder():
     (k,) = C.op.reduce_axis
     s[C].reorder(xo, yo, k, xi, yi)
     assert [lp.name for lp in s[C].leaf_iter_vars] == ["i_0", "j_0", "k", "i_1", "j_1"]
-    check_te(s, [A, B, C], contains=[
-        "for i_0 in range(4):\n        for j_0 in range(6):\n"
-        "            for i_1 in range(16):\n                for j_1 in range(8):\n"
-        "                    C[i_0 * 16 + i_1, j_0 * 8 + j_1] = T.float32(0.0)\n"
-        "            for k in range(32):\n                for i_1 in range(16):",
-    ])
+    check_te(
+        s,
+        [A, B, C],
+        contains=[
+            "for i_0 in range(4):\n        for j_0 in range(6):\n"
+            "            for i_1 in range(16):\n                for j_1 in range(8):\n"
+            "                    C[i_0 * 16 + i_1, j_0 * 8 + j_1] = T.float32(0.0)\n"
+            "            for k in range(32):\n                for i_1 in range(16):",
+        ],
+    )
 
 
 def test_te_fuse_parallel_vectorize_unroll():
@@ -55,10 +64,15 @@ def test_te_fuse_parallel_vectorize_unroll():
     s[C].vectorize(jii)
     s[C].unroll(jio)
     assert f.name == "i_j_0_fused" and f.dom.extent.value == 512
-    check_te(s, [A, C], contains=[
-        "for i_j_0_fused in T.parallel(512):",
-        "for j_1_0 in T.unroll(4):", "for j_1_1 in T.vectorized(2):",
-    ])
+    check_te(
+        s,
+        [A, C],
+        contains=[
+            "for i_j_0_fused in T.parallel(512):",
+            "for j_1_0 in T.unroll(4):",
+            "for j_1_1 in T.vectorized(2):",
+        ],
+    )
 
 
 def test_te_pragma_adds_the_pragma_prefix():
@@ -67,10 +81,14 @@ def test_te_pragma_adds_the_pragma_prefix():
     xo, _ = s[C].split(C.op.axis[0], factor=4)
     s[C].pragma(xo, "auto_unroll_max_step", 16)
     s[C].pragma(xo, "pragma_unroll_explicit", 0)
-    check_te(s, [A, C], contains=[
-        'for i_0 in T.serial(2, annotations={"pragma_auto_unroll_max_step": 16, '
-        '"pragma_unroll_explicit": 0}):',
-    ])
+    check_te(
+        s,
+        [A, C],
+        contains=[
+            'for i_0 in T.serial(2, annotations={"pragma_auto_unroll_max_step": 16, '
+            '"pragma_unroll_explicit": 0}):',
+        ],
+    )
 
 
 def test_te_compute_at_and_compute_root():
@@ -78,9 +96,13 @@ def test_te_compute_at_and_compute_root():
     s = te.create_schedule(C.op)
     xo, _ = s[C].split(C.op.axis[0], factor=8)
     s[B].compute_at(s[C], xo)
-    check_te(s, [A, C], contains=[
-        'for i_0 in range(8):\n        B = T.alloc_buffer((8, 64), "float32")',
-    ])
+    check_te(
+        s,
+        [A, C],
+        contains=[
+            'for i_0 in range(8):\n        B = T.alloc_buffer((8, 64), "float32")',
+        ],
+    )
     s[B].compute_root()
     check_te(s, [A, C], contains=['    B = T.alloc_buffer((64, 64), "float32")'])
 
@@ -91,10 +113,14 @@ def test_te_compute_inline_of_the_chain_exp():
     s[D].compute_inline()
     xo, yo, _, _ = s[F].tile(F.op.axis[0], F.op.axis[1], 4, 4)
     s[C].compute_at(s[F], xo)
-    check_te(s, [A, B, E, F], contains=[
-        'C = T.alloc_buffer((4, 16), "float32")',
-        "T.exp(C[i_1, k2] * T.float32(0.0625)) * E[k2, j_0 * 4 + j_1]",
-    ])
+    check_te(
+        s,
+        [A, B, E, F],
+        contains=[
+            'C = T.alloc_buffer((4, 16), "float32")',
+            "T.exp(C[i_1, k2] * T.float32(0.0625)) * E[k2, j_0 * 4 + j_1]",
+        ],
+    )
 
 
 def test_te_cache_read_shared_at_a_loop():
@@ -104,11 +130,15 @@ def test_te_cache_read_shared_at_a_loop():
     assert AA.name == "A_shared" and AA.shape == A.shape
     xo, _ = s[C].split(C.op.axis[0], factor=16)
     s[AA].compute_at(s[C], xo)
-    check_te(s, [A, B, C], contains=[
-        'A_shared = T.alloc_buffer((16, 32), "float32", scope="shared")',
-        "A_shared[ax0, ax1] = A[i_0 * 16 + ax0, ax1]",
-        "A_shared[i_1, k] * B[k, j]",
-    ])
+    check_te(
+        s,
+        [A, B, C],
+        contains=[
+            'A_shared = T.alloc_buffer((16, 32), "float32", scope="shared")',
+            "A_shared[ax0, ax1] = A[i_0 * 16 + ax0, ax1]",
+            "A_shared[i_1, k] * B[k, j]",
+        ],
+    )
 
 
 def test_te_cache_write_local_accumulator_computed_at_the_tile():
@@ -123,15 +153,19 @@ def test_te_cache_write_local_accumulator_computed_at_the_tile():
     s[CL].reorder(ko, ki, x, y)
     s[CL].vectorize(y)
     s[C].parallel(xo)
-    check_te(s, [A, B, C], contains=[
-        "for i_0 in T.parallel(4):",
-        '            C_local = T.alloc_buffer((16, 8), "float32", scope="local")\n'
-        '            # stage "C_local"',
-        "for k_0 in range(8):\n                for k_1 in range(4):\n"
-        "                    for i in range(16):\n"
-        "                        for j in T.vectorized(8):",
-        "C[i_0 * 16 + i_1, j_0 * 8 + j_1] = C_local[i_1, j_1]",
-    ])
+    check_te(
+        s,
+        [A, B, C],
+        contains=[
+            "for i_0 in T.parallel(4):",
+            '            C_local = T.alloc_buffer((16, 8), "float32", scope="local")\n'
+            '            # stage "C_local"',
+            "for k_0 in range(8):\n                for k_1 in range(4):\n"
+            "                    for i in range(16):\n"
+            "                        for j in T.vectorized(8):",
+            "C[i_0 * 16 + i_1, j_0 * 8 + j_1] = C_local[i_1, j_1]",
+        ],
+    )
 
 
 def test_te_rfactor_computed_at_the_new_reduction_loop():
@@ -142,11 +176,14 @@ def test_te_rfactor_computed_at_the_new_reduction_loop():
     assert CF.name == "C_rf" and CF.shape == (8, 16)
     check_te(s, [A, C], contains=['C_rf = T.alloc_buffer((8, 16), "float32")'])
     s[CF].compute_at(s[C], s[C].op.reduce_axis[0])
-    check_te(s, [A, C], contains=[
-        "for k_1_v in range(8):\n"
-        '            C_rf = T.alloc_buffer((1, 1), "float32")',
-        "C[i_1] = C[i_1] + C_rf[0, 0]",
-    ])
+    check_te(
+        s,
+        [A, C],
+        contains=[
+            'for k_1_v in range(8):\n            C_rf = T.alloc_buffer((1, 1), "float32")',
+            "C[i_1] = C[i_1] + C_rf[0, 0]",
+        ],
+    )
 
 
 def test_te_rfactor_with_factor_axis():

@@ -148,9 +148,12 @@ def test_reduction_argument_with_overlapping_parallel_tiles_is_refused():
     xo, xi = s[C].split(C.op.axis[0], factor=4)
     s[B].compute_at(s[C], xo)
     s[C].parallel(xo)
-    with pytest.raises(LoweringError, match=r"stage 'B' is a function argument computed at "
-                       r"C\.i_0 inside the parallel or thread-bound loop C\.i_0.*"
-                       r"add into the same element"):
+    with pytest.raises(
+        LoweringError,
+        match=r"stage 'B' is a function argument computed at "
+        r"C\.i_0 inside the parallel or thread-bound loop C\.i_0.*"
+        r"add into the same element",
+    ):
         tvm.lower(s, [A, B, C])
     tvm.lower(s, [A, C])  # B an intermediate: each thread has its own copy
 
@@ -178,8 +181,11 @@ def test_argument_needed_only_in_part_is_refused():
     s = te.create_schedule(C.op)
     xo, xi = s[C].split(C.op.axis[0], factor=8)
     s[B].compute_at(s[C], xo)
-    with pytest.raises(LoweringError, match=r"stage 'B' is a function argument computed at "
-                       r"C\.i_0, .*B\[32\] would never be written.*compute_root 'B'"):
+    with pytest.raises(
+        LoweringError,
+        match=r"stage 'B' is a function argument computed at "
+        r"C\.i_0, .*B\[32\] would never be written.*compute_root 'B'",
+    ):
         tvm.lower(s, [A, B, C])
     tvm.lower(s, [A, C])  # as an intermediate it is fine
     s[B].compute_root()  # the advice works: all of B, then C
@@ -225,7 +231,11 @@ def test_block_style_refuses_both_on_an_output_block_as_tvm_does():
     sch = tir.Schedule(te.create_prim_func([A, B, C]))
     b = sch.get_block("B")
     (i,) = sch.get_loops(sch.get_block("C"))
-    assert_step_fails(sch, lambda: sch.compute_at(b, i),
-                      "compute_at: block 'B': is an output of the function")
-    assert_step_fails(sch, lambda: sch.compute_inline(b),
-                      "compute_inline: block 'B': is an output of the function")
+    assert_step_fails(
+        sch, lambda: sch.compute_at(b, i), "compute_at: block 'B': is an output of the function"
+    )
+    assert_step_fails(
+        sch,
+        lambda: sch.compute_inline(b),
+        "compute_inline: block 'B': is an output of the function",
+    )

@@ -18,8 +18,10 @@ from ansor_lab import te, tir
 from ansor_lab.errors import LoweringError, ScheduleError
 from schedule_helpers import assert_step_fails, matmul, replay_python, run_and_compare
 
-OUTSIDE = (r"stage 'A_global' is computed at C\.k_0 but stage 'A_global_local' reads it "
-           r"outside that loop")
+OUTSIDE = (
+    r"stage 'A_global' is computed at C\.k_0 but stage 'A_global_local' reads it "
+    r"outside that loop"
+)
 
 
 def _cached_matmul():
@@ -49,8 +51,10 @@ def test_tutorial_order_lowers_and_computes_the_matmul():
     s[AA].compute_at(s[C], ko)  # AL still reads AA at root: accepted for now
     s[AL].compute_at(s[C], ki)
     text = tvm.lower(s, [A, B, C]).script()
-    for snippet in ('A_global = T.alloc_buffer((16, 4), "float32")',
-                    'A_global_local = T.alloc_buffer((16, 1), "float32", scope="local")'):
+    for snippet in (
+        'A_global = T.alloc_buffer((16, 4), "float32")',
+        'A_global_local = T.alloc_buffer((16, 1), "float32", scope="local")',
+    ):
         assert snippet in text, text
     run_and_compare(tvm.build(s, [A, B, C]), [A, B, C])
     rng = np.random.default_rng(1)
@@ -98,8 +102,9 @@ def test_block_style_still_checks_each_step():
     sch.cache_read(c, 0, "local")
     i, j, k = sch.get_loops(c)
     ko, ki = sch.split(k, [None, 4])
-    assert_step_fails(sch, lambda: sch.compute_at(aa, ko), "compute_at: block 'A_global': "
-                      + OUTSIDE)
+    assert_step_fails(
+        sch, lambda: sch.compute_at(aa, ko), "compute_at: block 'A_global': " + OUTSIDE
+    )
     # and so does a block-style replay of the TE trace, at that step
     (A2, B2, C2), s, AA, AL, ko2, ki2 = _cached_matmul()
     s[AA].compute_at(s[C2], ko2)
@@ -143,7 +148,9 @@ def test_gpu_gemm_tutorial_order_lowers():
     s[AL].compute_at(s[CC], kt)
     s[BL].compute_at(s[CC], kt)
     text = tvm.lower(s, [A, B, C]).script()
-    for snippet in ('A_shared = T.alloc_buffer((8, 8), "float32", scope="shared")',
-                    'A_shared_local = T.alloc_buffer((1, 8), "float32", scope="local")',
-                    "for k_1_0 in T.unroll(8):"):
+    for snippet in (
+        'A_shared = T.alloc_buffer((8, 8), "float32", scope="shared")',
+        'A_shared_local = T.alloc_buffer((1, 8), "float32", scope="local")',
+        "for k_1_0 in T.unroll(8):",
+    ):
         assert snippet in text, text

@@ -42,8 +42,7 @@ def matmul_relu(n: int = 32) -> list[Tensor]:
     return [A, B, D]
 
 
-def conv2d_bias_relu(n: int = 1, c: int = 8, hw: int = 8, f: int = 8,
-                     k: int = 3) -> list[Tensor]:
+def conv2d_bias_relu(n: int = 1, c: int = 8, hw: int = 8, f: int = 8, k: int = 3) -> list[Tensor]:
     """relu(conv2d(pad(data), kernel) + bias), NCHW, stride 1, 'same' padding."""
     p = k // 2
     data = te.placeholder((n, c, hw, hw), name="data")
@@ -53,7 +52,9 @@ def conv2d_bias_relu(n: int = 1, c: int = 8, hw: int = 8, f: int = 8,
         (n, c, hw + 2 * p, hw + 2 * p),
         lambda b, ch, y, x: te.if_then_else(
             te.all(y >= p, y < hw + p, x >= p, x < hw + p),
-            data[b, ch, y - p, x - p], te.const(0.0, "float32")),
+            data[b, ch, y - p, x - p],
+            te.const(0.0, "float32"),
+        ),
         name="pad",
     )
     rc = te.reduce_axis((0, c), name="rc")
@@ -61,14 +62,16 @@ def conv2d_bias_relu(n: int = 1, c: int = 8, hw: int = 8, f: int = 8,
     rx = te.reduce_axis((0, k), name="rx")
     conv = te.compute(
         (n, f, hw, hw),
-        lambda b, o, y, x: te.sum(pad[b, rc, y + ry, x + rx] * kernel[o, rc, ry, rx],
-                                  axis=[rc, ry, rx]),
+        lambda b, o, y, x: te.sum(
+            pad[b, rc, y + ry, x + rx] * kernel[o, rc, ry, rx], axis=[rc, ry, rx]
+        ),
         name="conv",
     )
-    out = te.compute((n, f, hw, hw),
-                     lambda b, o, y, x: te.max(conv[b, o, y, x] + bias[o],
-                                               te.const(0.0, "float32")),
-                     name="relu")
+    out = te.compute(
+        (n, f, hw, hw),
+        lambda b, o, y, x: te.max(conv[b, o, y, x] + bias[o], te.const(0.0, "float32")),
+        name="relu",
+    )
     return [data, kernel, bias, out]
 
 
@@ -110,36 +113,45 @@ def elementwise(n: int = 64) -> list[Tensor]:
 
 
 WORKLOADS = {
-    "matmul": matmul, "matmul_relu": matmul_relu, "conv2d": conv2d_bias_relu,
-    "softmax": softmax, "row_sum": row_sum, "elementwise": elementwise,
+    "matmul": matmul,
+    "matmul_relu": matmul_relu,
+    "conv2d": conv2d_bias_relu,
+    "softmax": softmax,
+    "row_sum": row_sum,
+    "elementwise": elementwise,
     "scaled_matmul": scaled_matmul,
 }
 
 
 def make_task(tensors: list[Tensor], target: str = TARGET) -> auto_scheduler.SearchTask:
     """A search task of a tensor list (no registration needed)."""
-    return auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(tensors),
-                                     target=target)
+    return auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(tensors), target=target)
 
 
 def fast_options(log_file: str | None, trials: int, per_round: int, **kw) -> object:
     """TuningOptions for tests: short runs, results checked against the reference."""
     runner = kw.pop("runner", None) or auto_scheduler.LocalRunner(
-        timeout=kw.pop("run_timeout", 10), min_repeat_ms=5, number=1)
+        timeout=kw.pop("run_timeout", 10), min_repeat_ms=5, number=1
+    )
     # a generous build timeout: a candidate with a 512-step unroll budget can take seconds
     # to compile, and CI machines are busy; a timeout here would be noise, not a finding
     builder = auto_scheduler.LocalBuilder(timeout=120)
     callbacks = [auto_scheduler.RecordToFile(log_file)] if log_file else []
     return auto_scheduler.TuningOptions(
-        num_measure_trials=trials, num_measures_per_round=per_round, verbose=0,
-        measure_callbacks=callbacks, builder=builder, runner=runner, check_correctness=True,
-        **kw)
+        num_measure_trials=trials,
+        num_measures_per_round=per_round,
+        verbose=0,
+        measure_callbacks=callbacks,
+        builder=builder,
+        runner=runner,
+        check_correctness=True,
+        **kw,
+    )
 
 
 def fast_policy(task, seed: int = 0, **kw) -> auto_scheduler.SketchPolicy:
     """A SketchPolicy with FAST_PARAMS."""
-    return auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=seed, verbose=0,
-                                       **kw)
+    return auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=seed, verbose=0, **kw)
 
 
 # -- the numeric check ----------------------------------------------------------------
@@ -161,8 +173,9 @@ def check_numeric(sch, args: list[Tensor], seed: int = 0) -> None:
     want = reference_outputs(args, arrays)
     for t, got, exp in zip(args, arrays, want):
         if not isinstance(t.op, PlaceholderOp):
-            np.testing.assert_allclose(got, exp, rtol=1e-4, atol=1e-4,
-                                       err_msg=f"output {t.name} of\n{sch.trace}")
+            np.testing.assert_allclose(
+                got, exp, rtol=1e-4, atol=1e-4, err_msg=f"output {t.name} of\n{sch.trace}"
+            )
 
 
 def record_key(inp) -> tuple:

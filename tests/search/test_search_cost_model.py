@@ -91,8 +91,9 @@ def test_random_forest_ranks_real_programs_by_a_proxy_cost():
     policy = fast_policy(task, seed=7)
     cands = policy.sample_initial_population(90)
     X = [policy.features_of(c) for c in cands]
-    cost = np.array([1.0 / (1 + feature(x, "max.vec_len")) + 0.1 * feature(x, "max.auto_unroll")
-                     for x in X])
+    cost = np.array(
+        [1.0 / (1 + feature(x, "max.vec_len")) + 0.1 * feature(x, "max.auto_unroll") for x in X]
+    )
     model = auto_scheduler.RandomForestModel(n_estimators=32)
     model.update(X[:60], list(cost[:60]), [task.workload_key] * 60)
     score = model.predict(X[60:])
@@ -144,9 +145,13 @@ def test_the_last_feature_is_the_analytic_prior_for_the_given_vector_width():
     # a program filling 8 lanes of a 256-bit vector scores above its scalar twin
     plain = _matmul_schedule(False)
     scalar = auto_scheduler.program_features(
-        lower_state(plain.state, plain.args, simplify=False), 32, 1)
-    assert feature(auto_scheduler.program_features(func, 32, 1), "prior_score") > \
-        feature(scalar, "prior_score") > 0
+        lower_state(plain.state, plain.args, simplify=False), 32, 1
+    )
+    assert (
+        feature(auto_scheduler.program_features(func, 32, 1), "prior_score")
+        > feature(scalar, "prior_score")
+        > 0
+    )
 
 
 def test_a_model_asked_about_features_of_another_length_says_to_retrain():

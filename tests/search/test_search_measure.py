@@ -79,8 +79,9 @@ def task():
 def good_build(task) -> BuildResult:
     """A real candidate, built in this process (the builder's own function)."""
     inp = fast_policy(task).next_batch(1)[0]
-    r = build_worker({"dag": task.dag_json, "trace": inp.trace, "target": str(task.target),
-                      "num_threads": 1})
+    r = build_worker(
+        {"dag": task.dag_json, "trace": inp.trace, "target": str(task.target), "num_threads": 1}
+    )
     assert r["error_no"] == 0, r["error_msg"]
     return BuildResult(r["obj"], r["entry"], r["params"], 0, "", r["time"])
 
@@ -104,8 +105,15 @@ def test_crashing_kernel_is_an_error_and_the_runner_goes_on(task, good_build):
     finally:
         runner.close()
     kinds = [ErrorNo(r["error_no"]).name for r in out]
-    assert kinds == ["NO_ERROR", "RUNTIME_DEVICE", "NO_ERROR", "WRONG_ANSWER",
-                     "RUNTIME_DEVICE", "RUNTIME_DEVICE", "NO_ERROR"]
+    assert kinds == [
+        "NO_ERROR",
+        "RUNTIME_DEVICE",
+        "NO_ERROR",
+        "WRONG_ANSWER",
+        "RUNTIME_DEVICE",
+        "RUNTIME_DEVICE",
+        "NO_ERROR",
+    ]
     assert "crashed the runner process" in out[1]["error_msg"]
     assert "SIGSEGV" in out[1]["error_msg"]  # exit code -11, named
     assert "output 2 differs from the reference" in out[3]["error_msg"]
@@ -128,10 +136,13 @@ def test_hanging_kernel_times_out_and_the_runner_goes_on(task, good_build):
 
 
 def test_build_errors_come_back_as_records(task):
-    bad_trace = {"version": 1, "insts": [["GetBlock", [["name", "nope"], ["func_name", "main"]],
-                                          ["b0"], None]]}
-    r = build_worker({"dag": task.dag_json, "trace": bad_trace, "target": str(task.target),
-                      "num_threads": 1})
+    bad_trace = {
+        "version": 1,
+        "insts": [["GetBlock", [["name", "nope"], ["func_name", "main"]], ["b0"], None]],
+    }
+    r = build_worker(
+        {"dag": task.dag_json, "trace": bad_trace, "target": str(task.target), "num_threads": 1}
+    )
     assert ErrorNo(r["error_no"]).name == "INSTANTIATION_ERROR"
     assert "nope" in r["error_msg"]
 
@@ -144,17 +155,21 @@ class _InjectOnce(LocalRunner):
     def run(self, builds):
         if not self.injected and len(builds) >= 2:
             self.injected = True
-            builds = [dataclasses.replace(builds[0], obj=bad_object(_HANG_BODY, 3)),
-                      dataclasses.replace(builds[1], obj=bad_object(_CRASH_BODY, 3)),
-                      *builds[2:]]
+            builds = [
+                dataclasses.replace(builds[0], obj=bad_object(_HANG_BODY, 3)),
+                dataclasses.replace(builds[1], obj=bad_object(_CRASH_BODY, 3)),
+                *builds[2:],
+            ]
         return super().run(builds)
 
 
 def test_search_survives_a_hang_and_a_crash(task, tmp_path):
     log = str(tmp_path / "bad.json")
     runner = _InjectOnce(timeout=3, number=1, min_repeat_ms=5)
-    result = task.tune(fast_options(log, trials=6, per_round=3, runner=runner),
-                       search_policy=fast_policy(task, seed=5))
+    result = task.tune(
+        fast_options(log, trials=6, per_round=3, runner=runner),
+        search_policy=fast_policy(task, seed=5),
+    )
     records = list(auto_scheduler.load_records(log))
     kinds = [r.error_kind for _, r in records]
     assert kinds[:2] == ["RUN_TIMEOUT", "RUNTIME_DEVICE"]

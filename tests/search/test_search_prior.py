@@ -19,8 +19,14 @@ from search_helpers import FAST_PARAMS, TARGET, matmul
 N = 256
 
 
-def _matmul_schedule(ti: int, tj: int, tk: int = 32, vectorize: bool = True,
-                     unroll_budget: int = 64, cache_local: bool = True) -> tir.Schedule:
+def _matmul_schedule(
+    ti: int,
+    tj: int,
+    tk: int = 32,
+    vectorize: bool = True,
+    unroll_budget: int = 64,
+    cache_local: bool = True,
+) -> tir.Schedule:
     """C = A @ B with a (ti x tj) register tile and an innermost reduction loop of tk."""
     A, B, C = matmul(N)
     sch = tir.Schedule(te.create_prim_func([A, B, C]))
@@ -159,6 +165,7 @@ def test_parallel_extent_that_does_not_divide_among_cores_costs():
         sch.parallel(i0)
         assert int(sch.get(i0).extent) == extent_i
         return sch
+
     even = _score(par(N // 4), cores=2)
     sch3 = _matmul_schedule(4, 64)
     assert even == pytest.approx(_score(sch3), rel=1e-6)
@@ -172,8 +179,9 @@ def _task(n: int = 64):
 
 def test_policy_ranks_by_the_prior_only_until_the_model_is_fitted():
     task = _task()
-    pol = SketchPolicy(task, RandomForestModel(min_samples=4), params=FAST_PARAMS, seed=3,
-                       verbose=0)
+    pol = SketchPolicy(
+        task, RandomForestModel(min_samples=4), params=FAST_PARAMS, seed=3, verbose=0
+    )
     assert pol.uses_prior
     pop = pol.sample_initial_population(12)
     scores = pol.predict(pop)
@@ -195,8 +203,9 @@ def test_random_model_and_the_off_switch_keep_ansors_random_start():
 
 def test_first_batch_leans_to_high_prior_programs():
     task = _task(128)
-    pol = SketchPolicy(task, params={**FAST_PARAMS, "sample_init_min_population": 32}, seed=5,
-                       verbose=0)
+    pol = SketchPolicy(
+        task, params={**FAST_PARAMS, "sample_init_min_population": 32}, seed=5, verbose=0
+    )
     inputs = pol.next_batch(8)
     chosen = [pol._priors[Candidate(i.sketch, i.decisions).key] for i in inputs]
     population = list(pol._priors.values())

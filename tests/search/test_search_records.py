@@ -17,8 +17,7 @@ def _matmul(n, dtype="float32"):
     A = te.placeholder((n, n), name="A", dtype=dtype)
     B = te.placeholder((n, n), name="B", dtype=dtype)
     k = te.reduce_axis((0, n), name="k")
-    return [A, B, te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k),
-                             name="C")]
+    return [A, B, te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")]
 
 
 def _register(fn=_matmul):
@@ -35,8 +34,9 @@ def write_log(path, task, costs, errors=None):
     trace = task.make_schedule().trace.as_json()
     errors = errors or [0] * len(costs)
     inputs = [MeasureInput(task, trace, 0, ((k,),)) for k in range(len(costs))]
-    results = [MeasureResult([c] if e == 0 else [], e, "boom" if e else "")
-               for c, e in zip(costs, errors)]
+    results = [
+        MeasureResult([c] if e == 0 else [], e, "boom" if e else "") for c, e in zip(costs, errors)
+    ]
     auto_scheduler.save_records(str(path), inputs, results)
     return str(path)
 
@@ -126,8 +126,11 @@ def test_mismatch_names_a_changed_computation_under_the_same_key(tmp_path):
     auto_scheduler.register_workload(NAME, lambda n: _matmul(n, "float64"), override=True)
     task = auto_scheduler.SearchTask(func=NAME, args=(16,), target=TARGET)
     _register()
-    with pytest.raises(RecordMismatch, match=r"workload structure \(same key, different "
-                                             r"computation\) \(1 records\)"):
+    with pytest.raises(
+        RecordMismatch,
+        match=r"workload structure \(same key, different "
+        r"computation\) \(1 records\)",
+    ):
         auto_scheduler.load_best_record(log, task)
 
 
@@ -187,8 +190,7 @@ def test_search_task_from_a_workload_key(tmp_path):
         return _matmul(n)
 
     auto_scheduler.register_workload("search_records_conv_like", conv_like, override=True)
-    t = auto_scheduler.SearchTask(func="search_records_conv_like", args=(8, (1, 1)),
-                                  target=TARGET)
+    t = auto_scheduler.SearchTask(func="search_records_conv_like", args=(8, (1, 1)), target=TARGET)
     auto_scheduler.SearchTask(workload_key=t.workload_key, target=TARGET)
     assert seen == [(1, 1), (1, 1)]
     with pytest.raises(ValueError, match="not registered in this process"):

@@ -6,8 +6,17 @@ import re
 
 import pytest
 from search_helpers import (
-    WORKLOADS, check_numeric, conv2d_bias_relu, elementwise, fast_policy, make_task, matmul,
-    matmul_relu, row_sum, scaled_matmul, softmax,
+    WORKLOADS,
+    check_numeric,
+    conv2d_bias_relu,
+    elementwise,
+    fast_policy,
+    make_task,
+    matmul,
+    matmul_relu,
+    row_sum,
+    scaled_matmul,
+    softmax,
 )
 
 from ansor_lab import auto_scheduler, te, topi
@@ -17,9 +26,11 @@ from ansor_lab.search import sketch as S
 
 def sketches_of(tensors, rules=None, target=None):
     task = make_task(tensors) if target is None else make_task(tensors, target)
-    return S.generate_sketches(lambda: task.make_schedule(seed=0), rules=rules,
-                               annotate=lambda sch: S.annotate_sampling(
-                                   sch, task.hardware_params.num_cores))
+    return S.generate_sketches(
+        lambda: task.make_schedule(seed=0),
+        rules=rules,
+        annotate=lambda sch: S.annotate_sampling(sch, task.hardware_params.num_cores),
+    )
 
 
 def described(sketches) -> list[str]:
@@ -40,7 +51,11 @@ def test_matmul_gets_tile_and_cache_write_tile():
 def test_long_row_matmul_also_gets_packed_variants():
     # B's rows are 256 floats = 1 KiB: each tiling alternative gets a "+pack(B)" twin
     assert described(sketches_of(matmul(256))) == [
-        "C: tile", "C: cache_write+tile", "C: tile+pack(B)", "C: cache_write+tile+pack(B)"]
+        "C: tile",
+        "C: cache_write+tile",
+        "C: tile+pack(B)",
+        "C: cache_write+tile+pack(B)",
+    ]
     # 128 floats = 512 B rows: a tile of B is read near-contiguously, no packing
     assert described(sketches_of(matmul(128))) == ["C: tile", "C: cache_write+tile"]
 
@@ -85,8 +100,7 @@ def batch_matmul_long_rows() -> list:
     A = te.placeholder((2, 16, 64), name="A")
     B = te.placeholder((2, 64, 256), name="B")
     k = te.reduce_axis((0, 64), name="k")
-    C = te.compute((2, 16, 256), lambda b, i, j: te.sum(A[b, i, k] * B[b, k, j], axis=k),
-                   name="C")
+    C = te.compute((2, 16, 256), lambda b, i, j: te.sum(A[b, i, k] * B[b, k, j], axis=k), name="C")
     return [A, B, C]
 
 
@@ -106,8 +120,9 @@ def test_batch_matmul_packs_per_batch_and_column_panel():
     assert sch.state.stage("B_global").attach == ("at", "C", "j_1")
 
 
-@pytest.mark.parametrize("workload, tensor", [(batch_matmul_long_rows, "B"),
-                                              (conv2d_nhwc_wide, "kernel")])
+@pytest.mark.parametrize(
+    "workload, tensor", [(batch_matmul_long_rows, "B"), (conv2d_nhwc_wide, "kernel")]
+)
 def test_packed_programs_of_other_layouts_are_correct_in_parallel(workload, tensor):
     args = workload()
     policy = fast_policy(make_task(args, "llvm -num-cores=2"), seed=3)
@@ -148,8 +163,20 @@ def test_conv2d_leaves_padding_to_location_sampling_and_fuses_bias_relu():
     leaves = sch.state.stage("conv").leaves
     assert leaves[:8] == ["b_0", "o_0", "y_0", "x_0", "b_1", "o_1", "y_1", "x_1"]
     # ... then rc_0, the third spatial level, rc_1 and the window, the register tile
-    assert leaves[8:] == ["rc_0", "b_2", "o_2", "y_2", "x_2", "rc_1", "ry", "rx",
-                          "b_3", "o_3", "y_3", "x_3"]
+    assert leaves[8:] == [
+        "rc_0",
+        "b_2",
+        "o_2",
+        "y_2",
+        "x_2",
+        "rc_1",
+        "ry",
+        "rx",
+        "b_3",
+        "o_3",
+        "y_3",
+        "x_3",
+    ]
     assert sch.state.stage("relu").attach == ("after", "conv", "x_1")
 
 
@@ -203,8 +230,12 @@ def test_print_sketch_shows_trace_with_sampling_instructions(capsys):
     out = capsys.readouterr().out
     assert out.count("def apply_trace(sch):") == len(sketches) == 2
     assert "sketch 1: C: cache_write+tile" in out
-    for needle in ("sample_perfect_tile(", "sample_categorical(", "decision=",
-                   'cache_write(block=b0, write_buffer_index=0, storage_scope="local")'):
+    for needle in (
+        "sample_perfect_tile(",
+        "sample_categorical(",
+        "decision=",
+        'cache_write(block=b0, write_buffer_index=0, storage_scope="local")',
+    ):
         assert needle in out
     assert "enter_postproc" not in out  # a sketch has its numbers open, no post-processing
     assert str(sketches[0]).startswith("sketch 0: C: tile\ndef apply_trace(sch):")
@@ -215,8 +246,7 @@ def test_multicore_target_samples_a_parallel_depth():
     anns = [i for i in sk.trace.insts if i.kind == "Annotate"]
     assert [a.arg("ann_key") for a in anns] == ["ansor.unroll", "ansor.parallel"]
     (sk1, _) = sketches_of(matmul())
-    assert [a.arg("ann_key") for a in sk1.trace.insts if a.kind == "Annotate"] == \
-        ["ansor.unroll"]
+    assert [a.arg("ann_key") for a in sk1.trace.insts if a.kind == "Annotate"] == ["ansor.unroll"]
 
 
 def test_sketches_are_deterministic():
@@ -250,7 +280,10 @@ def test_tiling_with_fusion_alone_needs_a_fusible_consumer():
 def test_rfactor_alone():
     only = [rule("add_rfactor")]
     assert described(sketches_of(row_sum(), rules=only)) == [
-        "default loops", "S: rfactor(inner)", "S: rfactor(outer)"]
+        "default loops",
+        "S: rfactor(inner)",
+        "S: rfactor(outer)",
+    ]
     # a big-spatial reduction (matmul 32x32) is not an rfactor candidate
     assert described(sketches_of(matmul(), rules=only)) == ["default loops"]
     # neither is a short reduction
@@ -338,7 +371,9 @@ def test_relayout_read_is_a_weight_indexed_by_one_non_innermost_axis():
 def test_short_row_conv_gets_a_sketch_vectorizing_channels_over_a_repacked_kernel():
     args = conv2d_bias_relu(c=8, hw=7, f=16)
     assert described(sketches_of(args)) == [
-        "conv: tile+fuse(relu)", "conv: tile+fuse(relu)+pack(kernel, vectorize o)"]
+        "conv: tile+fuse(relu)",
+        "conv: tile+fuse(relu)+pack(kernel, vectorize o)",
+    ]
     sk = sketches_of(args)[1]
     sch = make_task(args).make_schedule()
     sch.replay(sk.trace)
@@ -375,7 +410,8 @@ def test_cache_write_tile_of_a_short_row_conv_output_is_repacked_too():
     args = [data, kernel, conv]
     names = described(sketches_of(args))
     assert [n for n in names if "vectorize" in n] == [
-        "conv2d_nchw: cache_write+tile+pack(kernel, vectorize ff)"], names
+        "conv2d_nchw: cache_write+tile+pack(kernel, vectorize ff)"
+    ], names
     policy = fast_policy(make_task(args), seed=1)
     k = next(i for i, s in enumerate(policy.sketches) if "vectorize ff" in s.describe())
     drawn = policy.space.sample(sketch=k)
@@ -391,4 +427,8 @@ def test_expensive_op_detection():
 
 def test_policy_exposes_the_rules_under_tvm_names():
     assert [r.name for r in auto_scheduler.RULES] == [
-        "always_inline", "multi_level_tiling_with_fusion", "multi_level_tiling", "add_rfactor"]
+        "always_inline",
+        "multi_level_tiling_with_fusion",
+        "multi_level_tiling",
+        "add_rfactor",
+    ]

@@ -10,7 +10,13 @@ import numpy as np
 
 import pytest
 from search_helpers import (
-    FAST_PARAMS, check_numeric, conv2d_bias_relu, fast_policy, make_task, matmul, matmul_relu,
+    FAST_PARAMS,
+    check_numeric,
+    conv2d_bias_relu,
+    fast_policy,
+    make_task,
+    matmul,
+    matmul_relu,
     softmax,
 )
 
@@ -21,8 +27,12 @@ from ansor_lab.measure.records import MeasureInput
 from ansor_lab.schedule.lower import lower_state
 from ansor_lab.search.space import Candidate
 
-SPACE_WORKLOADS = {"matmul": matmul, "matmul_relu": matmul_relu, "conv2d": conv2d_bias_relu,
-                   "softmax": softmax}
+SPACE_WORKLOADS = {
+    "matmul": matmul,
+    "matmul_relu": matmul_relu,
+    "conv2d": conv2d_bias_relu,
+    "softmax": softmax,
+}
 
 
 def _kinds(policy, cand):
@@ -53,7 +63,8 @@ def test_sampled_and_mutated_programs_replay_lower_and_compute_the_reference(nam
             # one stage's spatial axes)
             changed = _changed(cand, child)
             assert len(changed) == 1 or any(
-                set(changed) <= set(g) for g in space._spatial_tiles[cand.sketch])
+                set(changed) <= set(g) for g in space._spatial_tiles[cand.sketch]
+            )
             pos = changed[0]
             try:
                 verify(lower_state(space.schedule(child).state, task.args), "llvm")
@@ -134,8 +145,7 @@ def test_candidate_key_is_hashable_and_value_based():
 def test_policy_phases_alone():
     task = make_task(matmul())
     policy = fast_policy(task, seed=3)
-    assert [s.describe() for s in policy.generate_sketches()] == ["C: tile",
-                                                                   "C: cache_write+tile"]
+    assert [s.describe() for s in policy.generate_sketches()] == ["C: tile", "C: cache_write+tile"]
     init = policy.sample_initial_population()
     assert len(init) == FAST_PARAMS["sample_init_min_population"]
     best = policy.evolutionary_search(init, 6)
@@ -163,8 +173,10 @@ def test_next_batch_skips_measured_programs():
         sch = task.make_schedule()
         sch.replay(inp.trace)
         assert any(i.kind == "EnterPostproc" for i in sch.trace.insts)
-        assert sch.mod.script() == policy.space.schedule(
-            Candidate(inp.sketch, inp.decisions)).mod.script()
+        assert (
+            sch.mod.script()
+            == policy.space.schedule(Candidate(inp.sketch, inp.decisions)).mod.script()
+        )
 
 
 def test_unknown_policy_params_are_refused():
@@ -186,8 +198,10 @@ class _TrainedModel(auto_scheduler.RandomModel):
 def _prefer_sketch_zero(policy):
     """Rank every program of sketch 0 above every other program (ties broken by a value
     of the decisions, so that "best predicted" means one program)."""
+
     def score(c):
         return (10.0 if c.sketch == 0 else 1.0) + zlib.crc32(repr(c.decisions).encode()) / 2**40
+
     policy.predict = lambda cands: np.array([score(c) for c in cands])
 
 
@@ -215,8 +229,9 @@ def test_sketch_bounds_weigh_best_speed_against_how_often_a_sketch_was_measured(
 def test_sketch_exploration_measures_a_sketch_the_model_ranks_last(explore):
     task = make_task(matmul())
     params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=explore)
-    policy = auto_scheduler.SketchPolicy(task, _TrainedModel(seed=0), params=params, seed=6,
-                                         verbose=0)
+    policy = auto_scheduler.SketchPolicy(
+        task, _TrainedModel(seed=0), params=params, seed=6, verbose=0
+    )
     _prefer_sketch_zero(policy)
     batch = policy.next_batch(8)
     sketches = [i.sketch for i in batch]
@@ -229,8 +244,7 @@ def test_sketch_exploration_measures_a_sketch_the_model_ranks_last(explore):
         # the evolution scores its whole first generation, the random sample included
         pool = [c for c in policy._last_ranked if c.sketch == 1]
         assert pool
-        assert policy.predict([Candidate(1, explored.decisions)])[0] == \
-            max(policy.predict(pool))
+        assert policy.predict([Candidate(1, explored.decisions)])[0] == max(policy.predict(pool))
     else:
         assert sketches == [0] * 8
 
@@ -253,8 +267,9 @@ def test_migrate_moves_decisions_between_sketches_that_draw_the_same_steps():
 def test_sketch_exploration_first_tries_the_best_measured_tiling_in_the_other_sketch():
     task = make_task(matmul())
     params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=0.25)
-    policy = auto_scheduler.SketchPolicy(task, _TrainedModel(seed=0), params=params, seed=8,
-                                         verbose=0)
+    policy = auto_scheduler.SketchPolicy(
+        task, _TrainedModel(seed=0), params=params, seed=8, verbose=0
+    )
     _prefer_sketch_zero(policy)
     zero = [policy.space.sample(sketch=0)[0] for _ in range(3)]
     for cost, c in zip([3e-3, 1e-3, 2e-3], zero):

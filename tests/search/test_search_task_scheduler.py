@@ -16,10 +16,10 @@ def test_two_tasks_share_the_budget_and_every_program_is_correct(tmp_path):
     # write out of bounds, so a runner set up for the wrong task cannot go unnoticed
     big, small = make_task(matmul(32)), make_task(matmul(8, 16, 8))
     log = str(tmp_path / "ts.json")
-    sched = auto_scheduler.TaskScheduler([big, small], task_weights=[1, 3],
-                                         strategy="round-robin")
-    results = sched.tune(fast_options(log, trials=12, per_round=4),
-                         search_policy_params=dict(FAST_PARAMS))
+    sched = auto_scheduler.TaskScheduler([big, small], task_weights=[1, 3], strategy="round-robin")
+    results = sched.tune(
+        fast_options(log, trials=12, per_round=4), search_policy_params=dict(FAST_PARAMS)
+    )
 
     assert sched.allocation == [0, 1, 0]  # warm-up round each, then back to the first
     assert sched.task_cts == [2, 1]
@@ -28,14 +28,16 @@ def test_two_tasks_share_the_budget_and_every_program_is_correct(tmp_path):
     records = list(auto_scheduler.load_records(log))
     per_task = Counter(inp.workload_key for inp, _ in records)
     assert per_task == {big.workload_key: 8, small.workload_key: 4}
-    assert [r.error_kind for _, r in records] == ["NO_ERROR"] * 12, \
-        [r.error_msg[:200] for _, r in records if r.error_no]
+    assert [r.error_kind for _, r in records] == ["NO_ERROR"] * 12, [
+        r.error_msg[:200] for _, r in records if r.error_no
+    ]
     for k, (task, res) in enumerate(zip([big, small], results)):
         costs = [r.mean_cost for i, r in records if i.workload_key == task.workload_key]
         assert res.best_cost == pytest.approx(min(costs))
         assert sched.best_costs[k] == pytest.approx(min(costs))
-        assert len({record_key(i) for i, _ in records
-                    if i.workload_key == task.workload_key}) == len(costs)
+        assert len(
+            {record_key(i) for i, _ in records if i.workload_key == task.workload_key}
+        ) == len(costs)
     # the tasks share one cost model, and the summary reports every task
     p0, p1 = (s.policy for s in sched.sessions)
     assert p0.model is p1.model and p0.model.num_samples == 12
@@ -77,8 +79,9 @@ def test_a_round_is_at_most_an_equal_share_of_the_budget(tmp_path):
     a, b = make_task(matmul(8)), make_task(matmul(8, 16, 8))
     log = str(tmp_path / "share.json")
     sched = auto_scheduler.TaskScheduler([a, b], strategy="round-robin")
-    results = sched.tune(fast_options(log, trials=6, per_round=64),
-                         search_policy_params=dict(FAST_PARAMS))
+    results = sched.tune(
+        fast_options(log, trials=6, per_round=64), search_policy_params=dict(FAST_PARAMS)
+    )
     assert sched.allocation == [0, 1]
     assert [r.stats.trials for r in results] == [3, 3]
     assert a.apply_best(log)[0] is not None and b.apply_best(log)[0] is not None

@@ -32,8 +32,9 @@ def search_test_matmul(N, L, M, dtype):
 
 
 def new_task():
-    return auto_scheduler.SearchTask(func=search_test_matmul, args=(32, 32, 32, "float32"),
-                                     target=TARGET)
+    return auto_scheduler.SearchTask(
+        func=search_test_matmul, args=(32, 32, 32, "float32"), target=TARGET
+    )
 
 
 def test_tutorial_flow(tmp_path):
@@ -90,8 +91,10 @@ def apply_best_builds_the_fastest_program(tuned):
     inp, res = auto_scheduler.load_best_record(log, task)
     assert res.mean_cost == pytest.approx(result.best_cost)
     sch, args = task.apply_best(log)
-    assert sch.trace.as_json() == inp.trace or sch.mod.script() == \
-        schedule_from_record(inp).mod.script()
+    assert (
+        sch.trace.as_json() == inp.trace
+        or sch.mod.script() == schedule_from_record(inp).mod.script()
+    )
     f = tvm.build(sch, args, "llvm")
     a = np.random.default_rng(0).uniform(-1, 1, (32, 32)).astype("float32")
     b = np.random.default_rng(1).uniform(-1, 1, (32, 32)).astype("float32")
@@ -132,8 +135,13 @@ def resume_skips_measured_programs_and_trains_the_model(tuned, tmp_path):
     assert model.update_from_file(log) == TRIALS
     assert model.num_samples == TRIALS and model.model is not None
     policy = auto_scheduler.SketchPolicy(
-        task, model, params=dict(FAST_PARAMS), seed=1, verbose=0,
-        init_search_callbacks=[auto_scheduler.PreloadMeasuredStates(log)])
+        task,
+        model,
+        params=dict(FAST_PARAMS),
+        seed=1,
+        verbose=0,
+        init_search_callbacks=[auto_scheduler.PreloadMeasuredStates(log)],
+    )
     assert len(policy.measured) == TRIALS
     assert policy.best_cost == pytest.approx(min(r.mean_cost for _, r in first))
     # the preload saw the same records: the model does not learn them twice
