@@ -45,3 +45,8 @@ class KernelRuntimeError(AnsorLabError, RuntimeError):
 
 class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
+
+
+class IgnoredArgumentWarning(UserWarning):
+    """A TVM keyword was given a value that would change TVM's result, and ansor_lab
+    ignores it (said once per keyword per process)."""

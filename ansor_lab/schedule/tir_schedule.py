@@ -17,24 +17,23 @@ from ..dsl import expr as E
 from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
+from .instruction_kind import REGISTRY, instruction
 from .lower import lower_state
 from .sampling import sample_categorical as _draw_categorical
 from .sampling import sample_perfect_tile as _draw_tile
 from .state import State, derive_extents
 from .trace import BlockRV, ExprRV, Instruction, LoopRV, RV, Trace, TraceData
 
-#: instructions that read the state without changing it
-_PURE = frozenset(
-    {
-        "GetBlock",
-        "GetLoops",
-        "GetChildBlocks",
-        "SamplePerfectTile",
-        "SampleCategorical",
-        "SampleComputeLocation",
-        "EnterPostproc",
-    }
-)
+
+def _index_map_text(perm: list) -> str:
+    """A permutation of axes as the index map TVM prints: ``lambda i0, i1: (i1, i0)``."""
+    names = [f"i{d}" for d in range(len(perm))]
+    out = ", ".join(names[a] for a in perm) + ("," if len(perm) == 1 else "")
+    return f"lambda {', '.join(names)}: ({out})"
+
+
+#: kind name -> declaration, read without loading (this module is what fills it)
+_DECLARED = REGISTRY.declared
 _ROOT = ("__root__",)
 _INLINE = ("__inline__",)
 
@@ -160,7 +159,9 @@ class Schedule:
         decision: Any = None,
     ) -> Any:
         """Apply ``fn`` to a copy of the state; commit and record only if it succeeds."""
-        if kind in _PURE:
+        decl = _DECLARED[kind]
+        decl.check_args(args)  # what is recorded must replay
+        if decl.pure:
             result = fn(self.state)
         else:
             new_state = self.state.copy()
@@ -252,6 +253,7 @@ class Schedule:
         self._table.pop(rv, None)
 
     # -- getters ----------------------------------------------------------------------
+    @instruction("GetBlock", attrs=("name", "func_name"), pure=True, outputs="one")
     def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
         """The block computing ``name`` (``func_name`` defaults to the scheduled function).
 
@@ -278,6 +280,7 @@ class Schedule:
             st = target
         return loops
 
+    @instruction("GetLoops", inputs=("block",), pure=True, outputs="list")
     def get_loops(self, block: Any) -> list[LoopRV]:
         """The loops around ``block``, outermost first (those of the block it is computed at
         included)."""
@@ -290,6 +293,7 @@ class Schedule:
             lambda ls: [self._new(LoopRV, x) for x in ls],
         )
 
+    @instruction("GetChildBlocks", inputs=("block_or_loop",), pure=True, outputs="list")
     def get_child_blocks(self, block_or_loop: Any) -> list[BlockRV]:
         """Blocks nested under a block's loops or under one loop, in program order."""
         if isinstance(block_or_loop, LoopRV):
@@ -323,6 +327,12 @@ class Schedule:
         )
 
     # -- loop transformations ---------------------------------------------------------
+    @instruction(
+        "Split",
+        inputs=("loop", "factors"),
+        outputs="list",
+        ignored={"preserve_unit_iters": True},
+    )
     def split(
         self,
         loop: LoopRV,
@@ -347,6 +357,13 @@ class Schedule:
         )
         return new
 
+    @instruction(
+        "Fuse",
+        inputs=("loops",),
+        varargs="loops",
+        outputs="one",
+        ignored={"preserve_unit_iters": True},
+    )
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
         """Fuse adjacent loops of one block into one loop."""
         resolved = [self._loop(lp, "fuse") for lp in loops]
@@ -363,6 +380,7 @@ class Schedule:
             lambda n: [self._new(LoopRV, (block, n))],
         )[0]
 
+    @instruction("Reorder", inputs=("ordered_loops",), varargs="ordered_loops")
     def reorder(self, *ordered_loops: LoopRV) -> None:
         """Reorder loops of one block into the given order."""
         resolved = [self._loop(lp, "reorder") for lp in ordered_loops]
@@ -396,23 +414,28 @@ class Schedule:
         args = {"loop": loop} if kind_name != "Bind" else {"loop": loop, "thread_axis": kind}
         self._step(kind_name, args, lambda s: P.annotate_loop(s, block, name, kind, prim))
 
+    @instruction("Parallel", inputs=("loop",))
     def parallel(self, loop: LoopRV) -> None:
         """Run the loop's iterations on all cores."""
         self._annotate_kind("Parallel", loop, "parallel")
 
+    @instruction("Vectorize", inputs=("loop",))
     def vectorize(self, loop: LoopRV) -> None:
         """Run the loop as SIMD lanes."""
         self._annotate_kind("Vectorize", loop, "vectorize")
 
+    @instruction("Unroll", inputs=("loop",))
     def unroll(self, loop: LoopRV) -> None:
         """Unroll the loop fully."""
         self._annotate_kind("Unroll", loop, "unroll")
 
+    @instruction("Bind", inputs=("loop",), attrs=("thread_axis",))
     def bind(self, loop: LoopRV, thread_axis: Any) -> None:
         """Bind the loop to a GPU thread index ("blockIdx.x", "threadIdx.x", "vthread"...)."""
         tag = getattr(thread_axis, "thread_tag", thread_axis)
         self._annotate_kind("Bind", loop, str(tag))
 
+    @instruction("Annotate", inputs=("block_or_loop", "ann_val"), attrs=("ann_key",))
     def annotate(self, block_or_loop: Any, ann_key: str, ann_val: Any) -> None:
         """Attach an annotation (e.g. "pragma_auto_unroll_max_step": 64) to a loop or block."""
         if isinstance(block_or_loop, LoopRV):
@@ -427,6 +450,12 @@ class Schedule:
         )
 
     # -- compute locations ------------------------------------------------------------
+    @instruction(
+        "ComputeAt",
+        inputs=("block", "loop"),
+        attrs=("preserve_unit_loops",),
+        ignored={"preserve_unit_loops": False, "index": -1},
+    )
     def compute_at(
         self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
     ) -> None:
@@ -442,6 +471,12 @@ class Schedule:
             target, name = value
             self._step("ComputeAt", args, lambda s: P.compute_at(s, b, target, name))
 
+    @instruction(
+        "ReverseComputeAt",
+        inputs=("block", "loop"),
+        attrs=("preserve_unit_loops",),
+        ignored={"preserve_unit_loops": False, "index": -1},
+    )
     def reverse_compute_at(
         self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
     ) -> None:
@@ -454,11 +489,13 @@ class Schedule:
             lambda s: P.reverse_compute_at(s, b, target, name),
         )
 
+    @instruction("ComputeInline", inputs=("block",))
     def compute_inline(self, block: Any) -> None:
         """Inline an elementwise block into its consumers."""
         b = self._block(block, "compute_inline")
         self._step("ComputeInline", {"block": block}, lambda s: P.compute_inline(s, b))
 
+    @instruction("ReverseComputeInline", inputs=("block",))
     def reverse_compute_inline(self, block: Any) -> None:
         """Inline an elementwise consumer into its producer's loops."""
         b = self._block(block, "reverse_compute_inline")
@@ -466,12 +503,19 @@ class Schedule:
             "ReverseComputeInline", {"block": block}, lambda s: P.reverse_compute_inline(s, b)
         )
 
+    @instruction("ComputeRoot", inputs=("block",))
     def compute_root(self, block: Any) -> None:
         """Compute ``block`` at the top level."""
         b = self._block(block, "compute_root")
         self._step("ComputeRoot", {"block": block}, lambda s: P.compute_root(s, b))
 
     # -- caches, rfactor, storage -----------------------------------------------------
+    @instruction(
+        "CacheRead",
+        inputs=("block", "consumer_blocks"),
+        attrs=("read_buffer_index", "storage_scope"),
+        outputs="one",
+    )
     def cache_read(
         self,
         block: Any,
@@ -497,6 +541,12 @@ class Schedule:
             lambda n: [self._new(BlockRV, n)],
         )[0]
 
+    @instruction(
+        "CacheWrite",
+        inputs=("block",),
+        attrs=("write_buffer_index", "storage_scope", "te_style"),
+        outputs="one",
+    )
     def cache_write(
         self,
         block: Any,
@@ -525,6 +575,7 @@ class Schedule:
             lambda n: [self._new(BlockRV, n)],
         )[0]
 
+    @instruction("RFactor", inputs=("loop",), attrs=("factor_axis",), outputs="one")
     def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
         """Factor a reduction loop out into a new block of partial results (returned)."""
         block, name = self._loop(loop, "rfactor")
@@ -535,6 +586,7 @@ class Schedule:
             lambda n: [self._new(BlockRV, n)],
         )[0]
 
+    @instruction("DecomposeReduction", inputs=("block", "loop"), outputs="one")
     def decompose_reduction(self, block: Any, loop: LoopRV) -> BlockRV:
         """Move the reduction's initialisation before ``loop``."""
         b = self._block(block, "decompose_reduction")
@@ -550,6 +602,12 @@ class Schedule:
             lambda n: [self._new(BlockRV, b)],
         )[0]
 
+    @instruction(
+        "StorageAlign",
+        inputs=("block",),
+        attrs=("buffer_index", "axis", "factor", "offset"),
+        ignored={"buffer_index": 0},
+    )
     def storage_align(
         self, block: Any, buffer_index: int, axis: int, factor: int, offset: int
     ) -> None:
@@ -567,6 +625,12 @@ class Schedule:
             lambda s: P.storage_align(s, b, axis, factor, offset),
         )
 
+    @instruction(
+        "SetScope",
+        inputs=("block",),
+        attrs=("buffer_index", "storage_scope"),
+        ignored={"buffer_index": 0},
+    )
     def set_scope(self, block: Any, buffer_index: int, storage_scope: str) -> None:
         """Change the storage scope of the buffer ``block`` writes."""
         b = self._block(block, "set_scope")
@@ -576,6 +640,12 @@ class Schedule:
             lambda s: P.set_scope(s, b, storage_scope),
         )
 
+    @instruction(
+        "TransformLayout",
+        inputs=("block",),
+        attrs=("buffer", "index_map"),
+        printers={"index_map": _index_map_text},
+    )
     def transform_layout(
         self,
         block: Any,
@@ -608,11 +678,20 @@ class Schedule:
             lambda s: P.transform_layout(s, owner, perm),
         )
 
+    @instruction("EnterPostproc", pure=True)
     def enter_postproc(self) -> None:
         """Mark the start of post-processing steps (``remove_postproc`` stops here)."""
         self._step("EnterPostproc", {}, lambda s: None)
 
     # -- sampling ---------------------------------------------------------------------
+    @instruction(
+        "SamplePerfectTile",
+        inputs=("loop",),
+        attrs=("n", "max_innermost_factor"),
+        sampling=True,
+        pure=True,
+        outputs="list",
+    )
     def sample_perfect_tile(
         self,
         loop: LoopRV,
@@ -644,6 +723,13 @@ class Schedule:
             decision=list(decision),
         )
 
+    @instruction(
+        "SampleCategorical",
+        attrs=("candidates", "probs"),
+        sampling=True,
+        pure=True,
+        outputs="one",
+    )
     def sample_categorical(
         self, candidates: Sequence[int], probs: Sequence[float], decision: int | None = None
     ) -> ExprRV:
@@ -676,6 +762,13 @@ class Schedule:
         # (trying compute_at on each would cost a bound inference per loop)
         return [(c.name, lp) for lp in c.leaves]
 
+    @instruction(
+        "SampleComputeLocation",
+        inputs=("block",),
+        sampling=True,
+        pure=True,
+        outputs="one",
+    )
     def sample_compute_location(self, block: Any, decision: int | None = None) -> LoopRV:
         """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop."""
         b = self._block(block, "sample_compute_location")

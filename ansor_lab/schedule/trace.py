@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ScheduleError
+from .instruction_kind import REGISTRY, instruction_kind
 
 TRACE_VERSION = 1
 
@@ -56,36 +57,9 @@ class ExprRV(RV):
         raise ScheduleError(f"{self.name} is a sampled value; read it with sch.get({self.name})")
 
 
-#: kind -> (schedule method, names of positional *args or None, is sampling)
-KINDS: dict[str, tuple[str, str | None, bool]] = {
-    "GetBlock": ("get_block", None, False),
-    "GetLoops": ("get_loops", None, False),
-    "GetChildBlocks": ("get_child_blocks", None, False),
-    "Split": ("split", None, False),
-    "Fuse": ("fuse", "loops", False),
-    "Reorder": ("reorder", "ordered_loops", False),
-    "Parallel": ("parallel", None, False),
-    "Vectorize": ("vectorize", None, False),
-    "Unroll": ("unroll", None, False),
-    "Bind": ("bind", None, False),
-    "Annotate": ("annotate", None, False),
-    "ComputeAt": ("compute_at", None, False),
-    "ReverseComputeAt": ("reverse_compute_at", None, False),
-    "ComputeInline": ("compute_inline", None, False),
-    "ReverseComputeInline": ("reverse_compute_inline", None, False),
-    "ComputeRoot": ("compute_root", None, False),
-    "CacheRead": ("cache_read", None, False),
-    "CacheWrite": ("cache_write", None, False),
-    "RFactor": ("rfactor", None, False),
-    "DecomposeReduction": ("decompose_reduction", None, False),
-    "StorageAlign": ("storage_align", None, False),
-    "SetScope": ("set_scope", None, False),
-    "TransformLayout": ("transform_layout", None, False),
-    "SamplePerfectTile": ("sample_perfect_tile", None, True),
-    "SampleCategorical": ("sample_categorical", None, True),
-    "SampleComputeLocation": ("sample_compute_location", None, True),
-    "EnterPostproc": ("enter_postproc", None, False),
-}
+#: every instruction kind by name -> its declaration (an InstructionKind); derived from
+#: the ``@instruction`` declarations beside the tir.Schedule methods
+KINDS = REGISTRY
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,7 +81,7 @@ class Instruction:
     @property
     def is_sampling(self) -> bool:
         """True for sample_* instructions (they carry a decision)."""
-        return KINDS[self.kind][2]
+        return instruction_kind(self.kind).sampling
 
     def with_decision(self, decision: Any) -> Instruction:
         """The same instruction with another decision."""
@@ -125,31 +99,24 @@ def _value_py(v: Any) -> str:
     return json.dumps(v) if isinstance(v, str) else repr(v)
 
 
-def _permutation_lambda(perm: list) -> str:
-    """A permutation of axes as the index map TVM prints: ``lambda i0, i1: (i1, i0)``."""
-    names = [f"i{d}" for d in range(len(perm))]
-    out = ", ".join(names[a] for a in perm) + ("," if len(perm) == 1 else "")
-    return f"lambda {', '.join(names)}: ({out})"
-
-
 def _inst_python(inst: Instruction) -> str:
-    method, varargs, sampling = KINDS[inst.kind]
+    decl = instruction_kind(inst.kind)
     parts = []
     for name, value in inst.args:
-        if name == varargs:
+        if name == decl.varargs:
             parts.extend(_value_py(x) for x in value)
-        elif inst.kind == "TransformLayout" and name == "index_map":
-            parts.append(f"index_map={_permutation_lambda(value)}")
+        elif name in decl.printers:
+            parts.append(f"{name}={decl.printers[name](value)}")
         else:
             parts.append(f"{name}={_value_py(value)}")
-    if sampling:
+    if decl.sampling:
         parts.append(f"decision={_value_py(inst.decision)}")
-    call = f"sch.{method}({', '.join(parts)})"
+    call = f"sch.{decl.method}({', '.join(parts)})"
     outs = [rv.name for rv in inst.outputs]
     if not outs:
         return call
-    if inst.kind in ("GetLoops", "GetChildBlocks", "SamplePerfectTile", "Split"):
-        # these return lists; a one-element list still unpacks
+    if decl.outputs == "list":
+        # a one-element list still unpacks
         return f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}"
     return f"{outs[0]} = {call}"
 
@@ -242,8 +209,8 @@ class Trace:
         return json.dumps(self.as_json())
 
     @staticmethod
-    def from_json(data: dict | str) -> TraceData:
-        """Read a trace written by ``as_json`` (a replayable description)."""
+    def from_json(data: dict | str) -> Trace:
+        """Read a trace written by ``as_json`` (JSON data or text); it prints and replays."""
         if isinstance(data, str):
             data = json.loads(data)
         if not isinstance(data, dict) or data.get("version") != TRACE_VERSION:
@@ -251,72 +218,86 @@ class Trace:
                 f"not a trace of format version {TRACE_VERSION}: "
                 f"{str(data)[:80]!r} (was it written by ansor_lab's Trace.as_json()?)"
             )
+        handles: dict[str, RV] = {}  # one RV object per recorded name
+        insts = []
         for item in data["insts"]:
             if not isinstance(item, list) or len(item) != 4 or item[0] not in KINDS:
                 raise ScheduleError(f"malformed trace instruction {item!r}")
-        return TraceData(data["insts"])
-
-    def apply_to_schedule(self, sch, remove_postproc: bool = False) -> None:
-        """Replay every instruction onto ``sch`` (a fresh schedule of the same workload)."""
-        TraceData(self.as_json()["insts"]).apply_to_schedule(sch, remove_postproc)
-
-
-@dataclass
-class TraceData:
-    """A trace read from JSON: replays onto a schedule, creating its own handles."""
-
-    insts: list
+            kind, args, outs, decision = item
+            instruction_kind(kind).check_args(name for name, _ in args)
+            insts.append(
+                Instruction(
+                    kind,
+                    tuple((name, _value_from_json(v, handles)) for name, v in args),
+                    tuple(_handle(name, handles) for name in outs),
+                    decision,
+                )
+            )
+        return Trace(insts)
 
     def apply_to_schedule(
         self, sch, remove_postproc: bool = False, decisions: dict | None = None
     ) -> None:
-        """Call the schedule's methods in order, mapping recorded handles to new ones.
+        """Replay every instruction onto ``sch`` (a fresh schedule of the same workload).
 
-        ``decisions`` overrides the decision of sampling instructions by instruction
-        index; an override of None draws a fresh one (how the search samples and mutates).
+        Each instruction is applied through its kind's declaration, mapping the handles
+        it recorded to the ones ``sch`` returns. ``decisions`` overrides the decision of
+        sampling instructions by instruction index; an override of None draws a fresh one
+        (how the search samples and mutates).
         """
         rvs: dict[str, Any] = {}
         decisions = decisions or {}
 
-        def decode(v: Any) -> Any:
-            if isinstance(v, dict) and set(v) == {"rv"}:
+        def resolve(v: Any) -> Any:
+            if isinstance(v, RV):
                 try:
-                    return rvs[v["rv"]]
+                    return rvs[v.name]
                 except KeyError:
-                    raise ScheduleError(f"trace uses {v['rv']} before it is defined") from None
-            if isinstance(v, list):
-                return [decode(x) for x in v]
+                    raise ScheduleError(f"trace uses {v.name} before it is defined") from None
+            if isinstance(v, (list, tuple)):
+                return [resolve(x) for x in v]
             return v
 
-        for index, (kind, args, outs, decision) in enumerate(self.insts):
-            if kind == "EnterPostproc" and remove_postproc:
+        for index, inst in enumerate(self.insts):
+            if inst.kind == "EnterPostproc" and remove_postproc:
                 break
-            if index in decisions:
-                decision = decisions[index]
-            method, varargs, sampling = KINDS[kind]
-            fn = getattr(sch, method)
-            positional = []
-            kwargs = {}
-            for name, value in args:
-                if name == varargs:
-                    positional = decode(value)
-                else:
-                    kwargs[name] = decode(value)
-            if sampling:
-                kwargs["decision"] = decode(decision)
-            result = fn(*positional, **kwargs)
+            decl = instruction_kind(inst.kind)
+            decision = decisions[index] if index in decisions else inst.decision
+            args = [(name, resolve(value)) for name, value in inst.args]
+            result = decl.call(sch, args, decision)
             results = (
                 []
                 if result is None
                 else (list(result) if isinstance(result, (list, tuple)) else [result])
             )
-            if len(results) != len(outs):
+            if len(results) != len(inst.outputs):
                 raise ScheduleError(
-                    f"replaying {kind}: it returned {len(results)} handles, the trace expects "
-                    f"{len(outs)}"
+                    f"replaying {inst.kind}: it returned {len(results)} handles, the trace "
+                    f"expects {len(inst.outputs)}"
                 )
-            rvs.update(zip(outs, results))
+            rvs.update(zip((rv.name for rv in inst.outputs), results))
 
-    def as_json(self) -> dict:
-        """Back to JSON data."""
-        return {"version": TRACE_VERSION, "insts": self.insts}
+
+#: the name a trace read from JSON had before ``from_json`` returned a Trace
+TraceData = Trace
+
+_RV_CLASSES = {cls.prefix: cls for cls in (BlockRV, LoopRV, ExprRV)}
+
+
+def _handle(name: Any, handles: dict[str, RV]) -> RV:
+    """The RV a trace names ``b0`` / ``l3`` / ``v5``, one object per name."""
+    rv = handles.get(name)
+    if rv is None:
+        cls = _RV_CLASSES.get(name[:1]) if isinstance(name, str) else None
+        if cls is None or not name[1:].isdigit():
+            raise ScheduleError(f"malformed handle name {name!r} in a trace")
+        rv = handles[name] = cls(int(name[1:]))
+    return rv
+
+
+def _value_from_json(v: Any, handles: dict[str, RV]) -> Any:
+    if isinstance(v, dict) and set(v) == {"rv"}:
+        return _handle(v["rv"], handles)
+    if isinstance(v, list):
+        return [_value_from_json(x, handles) for x in v]
+    return v
