@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..dsl.tensor import Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
+from .ignored import warn_ignored
 from .lower import lower_state
 from .state import State
 
@@ -52,6 +53,9 @@ def create_prim_func(
             f"create_prim_func: index_dtype_override must be None, 'int32' or 'int64', got "
             f"{index_dtype_override!r}{hint}"
         )
+    if index_dtype_override == "int64":
+        # TVM would index with int64; our addresses are 64-bit already, the IR stays int32
+        warn_ignored("create_prim_func", "index_dtype_override", "int64", None)
     args = list(ops)
     if not args or not all(isinstance(t, Tensor) for t in args):
         raise LoweringError("create_prim_func takes a list of tensors, e.g. [A, B, C]")

@@ -39,6 +39,26 @@ _INLINE = ("__inline__",)
 
 
 @dataclass(frozen=True)
+class _InitBlock:
+    """What the handle ``decompose_reduction`` returns stands for: the init of ``block``.
+
+    TVM returns the new init block ("C_init"). Here the init is not a block of the State:
+    it is emitted inside the reduction block's own loop nest, before the chosen loop, and
+    follows that block's loop schedule. So the handle names the init (``sch.get(rv).name``
+    is "C_init", ``get_block("C_init")`` returns it once the reduction is decomposed, and
+    traces record and replay it), and a primitive given it says to schedule the reduction
+    block instead, rather than silently acting on the reduction block.
+    """
+
+    block: str
+
+    @property
+    def name(self) -> str:
+        """The init's name, as TVM names the init block."""
+        return f"{self.block}_init"
+
+
+@dataclass(frozen=True)
 class LoopInfo:
     """What ``sch.get(loop_rv)`` returns: the loop as it is now."""
 
@@ -143,7 +163,22 @@ class Schedule:
     def _block(self, rv: Any, prim: str) -> str:
         if isinstance(rv, str):
             return self.state.stage(rv).name
-        return self._lookup(rv, BlockRV, prim)
+        value = self._lookup(rv, BlockRV, prim)
+        if isinstance(value, _InitBlock):
+            raise ScheduleError(
+                f"{prim}: {rv.name} is {value.name!r}, the init decompose_reduction split off "
+                f"block {value.block!r}; it runs in {value.block!r}'s loop nest and follows its "
+                f"loop schedule, so schedule block {value.block!r} instead"
+            )
+        return value
+
+    def _init_block(self, name: str) -> _InitBlock | None:
+        """The init of a decomposed reduction called ``name`` ("C_init"), if there is one
+        (a real block of that name wins)."""
+        if not name.endswith("_init") or name in self.state.stages:
+            return None
+        owner = self.state.stages.get(name[: -len("_init")])
+        return _InitBlock(owner.name) if owner is not None and owner.init_at else None
 
     def _int(self, v: Any, prim: str) -> Any:
         if isinstance(v, ExprRV):
@@ -231,7 +266,11 @@ class Schedule:
         if isinstance(rv, ExprRV):
             return self._lookup(rv, ExprRV, "get")
         if isinstance(rv, BlockRV):
-            st = self.state.stage(self._lookup(rv, BlockRV, "get"))
+            value = self._lookup(rv, BlockRV, "get")
+            if isinstance(value, _InitBlock):
+                st = self.state.stage(value.block)
+                return BlockInfo(value.name, st.op.name, st.scope, st.attach)
+            st = self.state.stage(value)
             return BlockInfo(st.name, st.op.name, st.scope, st.attach)
         if isinstance(rv, LoopRV):
             value = self._lookup(rv, LoopRV, "get")
@@ -261,12 +300,14 @@ class Schedule:
         and accepted whatever it says, so a trace taken on a function of one name replays
         on a fresh schedule of the same workload under another (the search's "main").
         """
-        self.state.stage(name)  # raises with the list of blocks when unknown
+        init = self._init_block(name)
+        if init is None:
+            self.state.stage(name)  # raises with the list of blocks when unknown
         func_name = self.func_name if func_name is None else func_name
         return self._step(
             "GetBlock",
             {"name": name, "func_name": func_name},
-            lambda s: name,
+            lambda s: init or name,
             lambda b: [self._new(BlockRV, b)],
         )[0]
 
@@ -599,7 +640,7 @@ class Schedule:
             "DecomposeReduction",
             {"block": block, "loop": loop},
             lambda s: P.decompose_reduction(s, b, name),
-            lambda n: [self._new(BlockRV, b)],
+            lambda n: [self._new(BlockRV, _InitBlock(b))],
         )[0]
 
     @instruction(

@@ -50,6 +50,8 @@ def test_golden_trace_replays_to_the_same_program(case, golden):
     golden.check(f"traces/{case}.ir.txt", sch.mod.script())
     python = str(sch.trace) + "\n"
     golden.check(f"traces/{case}.py.txt", python)
+    # a trace read from JSON prints the same ``apply_trace(sch)``
+    assert str(tir.Trace.from_json(text)) + "\n" == python
     # replay records the same instructions, handles and decisions again
     assert _json_text(sch.trace.as_json()) == text
 
