@@ -367,6 +367,48 @@ class Schedule:
             lambda ns: [self._new(BlockRV, n) for n in ns],
         )
 
+    @instruction("GetProducers", inputs=("block",), pure=True, outputs="list")
+    def get_producers(self, block: Any) -> list[BlockRV]:
+        """The blocks whose output ``block`` reads, in program order (an inlined block
+        is no block: its own producers count instead; inputs are no blocks either)."""
+        b = self._block(block, "get_producers")
+        P.compute_stage(self.state, b, "get_producers")
+        found, todo = set(), [st.name for st in self.state.producers(b)]
+        while todo:
+            st = self.state.stage(todo.pop())
+            if st.attach[0] == "inline":
+                todo += [p.name for p in self.state.producers(st.name)]
+            elif st.is_compute:
+                found.add(st.name)
+        names = [name for name in self.state.stages if name in found]
+        return self._step(
+            "GetProducers",
+            {"block": block},
+            lambda s: names,
+            lambda ns: [self._new(BlockRV, n) for n in ns],
+        )
+
+    @instruction("GetConsumers", inputs=("block",), pure=True, outputs="list")
+    def get_consumers(self, block: Any) -> list[BlockRV]:
+        """The blocks that read ``block``'s output, in program order (through inlined
+        blocks, which are no blocks any more)."""
+        b = self._block(block, "get_consumers")
+        P.compute_stage(self.state, b, "get_consumers")
+        found, todo = set(), [st.name for st in self.state.consumers(b)]
+        while todo:
+            st = self.state.stage(todo.pop())
+            if st.attach[0] == "inline":
+                todo += [c.name for c in self.state.consumers(st.name)]
+            else:
+                found.add(st.name)
+        names = [name for name in self.state.stages if name in found]
+        return self._step(
+            "GetConsumers",
+            {"block": block},
+            lambda s: names,
+            lambda ns: [self._new(BlockRV, n) for n in ns],
+        )
+
     # -- loop transformations ---------------------------------------------------------
     @instruction(
         "Split",

@@ -206,6 +206,20 @@ def matmul_cache_write_tiled():
     return sch
 
 
+def chain_producers_consumers():
+    """GetConsumers and GetProducers, their handles used by the steps after them."""
+    sch = fresh_schedule("chain")
+    c, f = sch.get_block("C"), sch.get_block("F")
+    (d,) = sch.get_consumers(c)
+    sch.compute_inline(d)  # F now reads C through the inlined D
+    (producer,) = sch.get_producers(f)
+    i, _, _ = sch.get_loops(f)
+    i0, _ = sch.split(i, [None, 4])
+    sch.compute_at(producer, i0)
+    sch.get_consumers(f)  # an output: no consumers
+    return sch
+
+
 # -- hand-written TE-style schedules ------------------------------------------------------
 
 
@@ -273,6 +287,7 @@ HAND = {
     "elementwise3.reverse_inline": elementwise3_reverse_inline,
     "elementwise3.shared_cache": elementwise3_shared_cache,
     "chain.storage": chain_storage,
+    "chain.producers_consumers": chain_producers_consumers,
     "row_sum.rfactor": row_sum_rfactor,
     "matmul.te_tiled": te_matmul_tiled,
     "chain.te_caches": te_chain_caches,
