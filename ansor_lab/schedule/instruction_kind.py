@@ -42,6 +42,15 @@ class InstructionKind:
     outputs: str = "none"  # "none", "one" handle, or a "list" of handles
     keywords: Mapping[str, str] = field(default_factory=dict)  # stored name -> keyword
     printers: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    # derived: stored name -> keyword for every argument (replay reads it per instruction)
+    _keyword_of: dict = field(init=False, repr=False, compare=False)
+    #: derived: every stored argument name, as a set (a cheap check per recorded step)
+    param_names: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        kws = {name: self.keywords.get(name, name) for name in self.inputs + self.attrs}
+        object.__setattr__(self, "_keyword_of", kws)
+        object.__setattr__(self, "param_names", frozenset(kws))
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -54,8 +63,9 @@ class InstructionKind:
 
     def check_args(self, names: Any) -> None:
         """Raise ScheduleError naming the first stored argument this kind does not take."""
+        known = self._keyword_of
         for name in names:
-            if name not in self.params:
+            if name not in known:
                 raise ScheduleError(
                     f"instruction {self.name}: unknown argument {name!r}; {self.name} takes "
                     f"{', '.join(self.params) or 'no arguments'} (was the trace written by "
@@ -67,11 +77,12 @@ class InstructionKind:
         already resolved) and, for a sampling kind, ``decision``."""
         positional: list = []
         kwargs: dict = {}
+        keyword_of = self._keyword_of
         for name, value in args:
             if name == self.varargs:
                 positional = list(value)
-            elif name in self.params:
-                kwargs[self.keyword(name)] = value
+            elif name in keyword_of:
+                kwargs[keyword_of[name]] = value
             else:
                 self.check_args([name])
         if self.sampling:

@@ -10,7 +10,7 @@ methods again — replay interprets data, it never evaluates code.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ScheduleError
@@ -129,11 +129,33 @@ def _value_json(v: Any) -> Any:
     return v
 
 
-@dataclass
 class Trace:
-    """The instructions a schedule applied, in order, with their decisions."""
+    """The instructions a schedule applied, in order, with their decisions.
 
-    insts: list = field(default_factory=list)
+    A trace read from JSON keeps the JSON data and decodes it into Instructions only
+    when they are read (printing, decisions): replay interprets the JSON data directly,
+    which is what the search and the measurement workers do for every candidate.
+    """
+
+    def __init__(self, insts: list | None = None) -> None:
+        self._insts = insts if insts is not None else []
+        self._json: list | None = None  # undecoded JSON instructions (from_json)
+
+    @property
+    def insts(self) -> list:
+        """The instructions, in order."""
+        if self._json is not None:
+            self._insts = _decode(self._json)
+            self._json = None
+        return self._insts
+
+    @insts.setter
+    def insts(self, insts: list) -> None:
+        self._insts = insts
+        self._json = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and self.insts == other.insts
 
     @property
     def decisions(self) -> dict:
@@ -196,6 +218,8 @@ class Trace:
 
     def as_json(self) -> dict:
         """Versioned JSON data of the trace (replay it with ``Trace.from_json``)."""
+        if self._json is not None:
+            return {"version": TRACE_VERSION, "insts": self._json}
         insts = []
         for inst in self.insts:
             args = [[k, _value_json(v)] for k, v in inst.args]
@@ -218,22 +242,13 @@ class Trace:
                 f"not a trace of format version {TRACE_VERSION}: "
                 f"{str(data)[:80]!r} (was it written by ansor_lab's Trace.as_json()?)"
             )
-        handles: dict[str, RV] = {}  # one RV object per recorded name
-        insts = []
         for item in data["insts"]:
             if not isinstance(item, list) or len(item) != 4 or item[0] not in KINDS:
                 raise ScheduleError(f"malformed trace instruction {item!r}")
-            kind, args, outs, decision = item
-            instruction_kind(kind).check_args(name for name, _ in args)
-            insts.append(
-                Instruction(
-                    kind,
-                    tuple((name, _value_from_json(v, handles)) for name, v in args),
-                    tuple(_handle(name, handles) for name in outs),
-                    decision,
-                )
-            )
-        return Trace(insts)
+            REGISTRY[item[0]].check_args([arg[0] for arg in item[1]])
+        trace = Trace()
+        trace._json = data["insts"]
+        return trace
 
     def apply_to_schedule(
         self, sch, remove_postproc: bool = False, decisions: dict | None = None
@@ -248,34 +263,36 @@ class Trace:
         rvs: dict[str, Any] = {}
         decisions = decisions or {}
 
-        def resolve(v: Any) -> Any:
-            if isinstance(v, RV):
+        def decode(v: Any) -> Any:
+            if type(v) is dict and len(v) == 1 and "rv" in v:
                 try:
-                    return rvs[v.name]
+                    return rvs[v["rv"]]
                 except KeyError:
-                    raise ScheduleError(f"trace uses {v.name} before it is defined") from None
-            if isinstance(v, (list, tuple)):
-                return [resolve(x) for x in v]
+                    raise ScheduleError(f"trace uses {v['rv']} before it is defined") from None
+            if type(v) is list:
+                return [decode(x) for x in v]
             return v
 
-        for index, inst in enumerate(self.insts):
-            if inst.kind == "EnterPostproc" and remove_postproc:
+        insts = self._json if self._json is not None else self.as_json()["insts"]
+        for index, (kind, args, outs, decision) in enumerate(insts):
+            if kind == "EnterPostproc" and remove_postproc:
                 break
-            decl = instruction_kind(inst.kind)
-            decision = decisions[index] if index in decisions else inst.decision
-            args = [(name, resolve(value)) for name, value in inst.args]
-            result = decl.call(sch, args, decision)
+            if index in decisions:
+                decision = decisions[index]
+            result = instruction_kind(kind).call(
+                sch, [(name, decode(value)) for name, value in args], decode(decision)
+            )
             results = (
                 []
                 if result is None
                 else (list(result) if isinstance(result, (list, tuple)) else [result])
             )
-            if len(results) != len(inst.outputs):
+            if len(results) != len(outs):
                 raise ScheduleError(
-                    f"replaying {inst.kind}: it returned {len(results)} handles, the trace "
-                    f"expects {len(inst.outputs)}"
+                    f"replaying {kind}: it returned {len(results)} handles, the trace expects "
+                    f"{len(outs)}"
                 )
-            rvs.update(zip((rv.name for rv in inst.outputs), results))
+            rvs.update(zip(outs, results))
 
 
 #: the name a trace read from JSON had before ``from_json`` returned a Trace
@@ -295,9 +312,23 @@ def _handle(name: Any, handles: dict[str, RV]) -> RV:
     return rv
 
 
+def _decode(json_insts: list) -> list[Instruction]:
+    """JSON instructions as Instructions, one RV object per recorded handle name."""
+    handles: dict[str, RV] = {}
+    return [
+        Instruction(
+            kind,
+            tuple((name, _value_from_json(v, handles)) for name, v in args),
+            tuple(_handle(name, handles) for name in outs),
+            decision,
+        )
+        for kind, args, outs, decision in json_insts
+    ]
+
+
 def _value_from_json(v: Any, handles: dict[str, RV]) -> Any:
-    if isinstance(v, dict) and set(v) == {"rv"}:
+    if type(v) is dict and len(v) == 1 and "rv" in v:
         return _handle(v["rv"], handles)
-    if isinstance(v, list):
+    if type(v) is list:
         return [_value_from_json(x, handles) for x in v]
     return v
