@@ -139,9 +139,9 @@ class Schedule:
         """Compute ``tensor`` in a ``scope`` buffer (the returned tensor); ``s[tensor]``
         becomes the copy-out stage and keeps its spatial loops.
 
-        Unlike ``tir.Schedule.cache_write``, the returned tensor (``C_local``) is the stage that
-        computes, and ``s[C]`` becomes the copy-out stage, keeping its spatial loops, so
-        ``s[C_local].compute_at(s[C], ...)`` writes one tile at a time (TVM's TE).
+        Unlike ``tir.Schedule.cache_write``, the returned tensor (``C_local`` below) is the stage
+        that computes, as in TVM's TE; ``s[C_local].compute_at(s[C], ...)`` then computes one tile
+        at a time into the ``scope`` buffer.
 
         Example
         -------

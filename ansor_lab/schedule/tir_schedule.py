@@ -1135,8 +1135,8 @@ class Schedule:
         """Move the reduction's initialisation before ``loop``.
 
         The initialisation (``C[i, j] = 0``) gets its own copy of the spatial loops from ``loop``
-        inward, placed just before ``loop``; the update keeps the original nest. ``loop`` must be a
-        loop of ``block`` outside its reduction loops.
+        inward, placed just before ``loop``; the update keeps the original nest. ``loop`` is a loop
+        of ``block`` that is not nested inside one of its reduction loops.
 
         Example
         -------
@@ -1370,9 +1370,10 @@ class Schedule:
     ) -> list[ExprRV]:
         """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision).
 
-        Pass the returned values to ``split`` as its factors. The decision is drawn from
-        ``max_innermost_factor`` and the seed unless given; it is recorded in the trace, where the
-        search mutates it.
+        Pass the returned values to ``split`` as its factors. Unless ``decision`` is given, the tile
+        sizes are drawn at random among those whose innermost one is at most
+        ``max_innermost_factor``; the decision is recorded in the trace, where the search mutates
+        it.
 
         Example
         -------
