@@ -465,16 +465,29 @@ def write_goldens() -> None:
         path.write_text(render(ex))
 
 
+def defined_in(ex: Example) -> tuple[Path, str]:
+    """The source file and class that define the documented method (it may move to a
+    mixin module when a schedule file is split; the docstring goes with it)."""
+    func = getattr(ex.owner, ex.method)
+    return Path(inspect.getsourcefile(func)), func.__qualname__.split(".")[0]
+
+
+def rewritten_sources() -> dict[Path, tuple[str, str]]:
+    """Every source file that defines a documented method: (its text, the text with each
+    ``Example`` section replaced by the golden file's)."""
+    out: dict[Path, tuple[str, str]] = {}
+    for ex in EXAMPLES:
+        path, owner = defined_in(ex)
+        original, source = out.get(path) or (path.read_text(),) * 2
+        source = rewrite_docstring(source, owner, ex.method, golden_path(ex).read_text())
+        out[path] = (original, source)
+    return out
+
+
 def write_docstrings() -> list[Path]:
     """Copy every golden file into its method's docstring; the source files changed."""
     changed = []
-    for module in (tir_schedule, te_schedule):
-        path = Path(module.__file__)
-        source = original = path.read_text()
-        for ex in EXAMPLES:
-            if ex.owner.__module__ == module.__name__:
-                text = golden_path(ex).read_text()
-                source = rewrite_docstring(source, ex.owner.__name__, ex.method, text)
+    for path, (original, source) in rewritten_sources().items():
         if source != original:
             path.write_text(source)
             changed.append(path)
