@@ -62,7 +62,10 @@ class _Printer:
         elif isinstance(s, N.Allocate):
             b = s.buffer
             scope = f', scope="{b.scope}"' if b.scope != "global" else ""
-            self.emit(indent, f'{b.name} = T.alloc_buffer({_buffer_decl(b)}, "{b.dtype}"{scope})')
+            # padded strides (storage_align) are part of the buffer, so they are printed
+            strides = f", strides={tuple(b.padded_strides)}" if b.padded_strides else ""
+            decl = f'{_buffer_decl(b)}, "{b.dtype}"{strides}{scope}'
+            self.emit(indent, f"{b.name} = T.alloc_buffer({decl})")
             self.stmt(s.body, indent)
         elif isinstance(s, N.IfThenElse):
             self.emit(indent, f"if {expr_text(s.condition)}:")

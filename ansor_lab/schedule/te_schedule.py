@@ -112,7 +112,17 @@ class Schedule:
         return self.state.stage(block).op.output(0)
 
     def cache_read(self, tensor: Tensor, scope: str, readers: list) -> Tensor:
-        """A ``scope`` copy of ``tensor`` read by ``readers`` instead (returns the copy)."""
+        """A ``scope`` copy of ``tensor`` read by ``readers`` instead (returns the copy).
+
+        The TE spelling of ``tir.Schedule.cache_read``; returns the copy's tensor.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.cache_read``)::
+
+            s = te.create_schedule(C.op)
+            A_local = s.cache_read(A, "local", [C])
+        """
         readers = readers if isinstance(readers, (list, tuple)) else [readers]
         if not readers:
             raise ScheduleError("cache_read: give the list of readers, e.g. [C]")
@@ -127,12 +137,62 @@ class Schedule:
 
     def cache_write(self, tensor: Tensor, scope: str) -> Tensor:
         """Compute ``tensor`` in a ``scope`` buffer (the returned tensor); ``s[tensor]``
-        becomes the copy-out stage and keeps its spatial loops."""
+        becomes the copy-out stage and keeps its spatial loops.
+
+        Unlike ``tir.Schedule.cache_write``, the returned tensor (``C_local`` below) is the stage
+        that computes, as in TVM's TE; ``s[C_local].compute_at(s[C], ...)`` then computes one tile
+        at a time into the ``scope`` buffer.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+        Schedule::
+
+            s = te.create_schedule(C.op)
+            C_local = s.cache_write(C, "local")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                C_local = T.alloc_buffer((16, 16), "float32", scope="local")
+                # stage "C_local"
+                for i in range(16):
+                    for j in range(16):
+                        C_local[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C_local[i, j] = C_local[i, j] + A[i, k] * B[k, j]
+                # stage "C"
+                for i_1 in range(16):
+                    for j_1 in range(16):
+                        C[i_1, j_1] = C_local[i_1, j_1]
+        """  # noqa: E501
         rv = self.engine.cache_write(self[tensor].block_rv, 0, scope, te_style=True)
         return self._tensor(self.engine.get(rv).name)
 
     def rfactor(self, tensor: Tensor, axis: Any, factor_axis: int = 0) -> Tensor:
-        """Factor reduction loop ``axis`` out into a new tensor of partial results."""
+        """Factor reduction loop ``axis`` out into a new tensor of partial results.
+
+        The TE spelling of ``tir.Schedule.rfactor``; returns the partial results' tensor.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.rfactor``)::
+
+            s = te.create_schedule(B.op)
+            k_0, k_1 = s[B].split(B.op.reduce_axis[0], factor=4)
+            B_rf = s.rfactor(B, k_1)
+        """
         stage = self[tensor]
         rv = self.engine.rfactor(stage.loop(axis), factor_axis)
         return self._tensor(self.engine.get(rv).name)
@@ -203,7 +263,17 @@ class Stage:
     def split(
         self, parent: Any, factor: int | None = None, nparts: int | None = None
     ) -> tuple[Loop, Loop]:
-        """Split a loop by ``factor`` (inner extent) or into ``nparts`` (outer extent)."""
+        """Split a loop by ``factor`` (inner extent) or into ``nparts`` (outer extent).
+
+        The TE spelling of ``tir.Schedule.split`` (``factor=`` or ``nparts=``).
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.split``)::
+
+            s = te.create_schedule(B.op)
+            i_0, i_1 = s[B].split(B.op.axis[0], factor=16)
+        """
         if (factor is None) == (nparts is None):
             raise ScheduleError("split: give exactly one of factor= or nparts=")
         factors = [None, int(factor)] if factor is not None else [int(nparts), None]
@@ -213,64 +283,203 @@ class Stage:
     def tile(
         self, x_parent: Any, y_parent: Any, x_factor: int, y_factor: int
     ) -> tuple[Loop, Loop, Loop, Loop]:
-        """Split two loops and order them (xo, yo, xi, yi)."""
+        """Split two loops and order them (xo, yo, xi, yi).
+
+        The TE spelling of ``tir.Schedule.tile``; returns the four loops.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.tile``)::
+
+            s = te.create_schedule(B.op)
+            i_0, j_0, i_1, j_1 = s[B].tile(B.op.axis[0], B.op.axis[1], 16, 8)
+        """
         xo, xi = self.split(x_parent, x_factor)
         yo, yi = self.split(y_parent, y_factor)
         self.reorder(xo, yo, xi, yi)
         return xo, yo, xi, yi
 
     def fuse(self, *args: Any) -> Loop:
-        """Fuse adjacent loops into one."""
+        """Fuse adjacent loops into one.
+
+        The TE spelling of ``tir.Schedule.fuse``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.fuse``)::
+
+            s = te.create_schedule(B.op)
+            s[B].fuse(B.op.axis[0], B.op.axis[1])
+        """
         rv = self.schedule.engine.fuse(*[self.loop(a) for a in args])
         return self._wrap([rv])[0]
 
     def reorder(self, *args: Any) -> None:
-        """Reorder loops of this stage."""
+        """Reorder loops of this stage.
+
+        The TE spelling of ``tir.Schedule.reorder``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.reorder``)::
+
+            s = te.create_schedule(B.op)
+            i, j = B.op.axis
+            s[B].reorder(j, i)
+        """
         self.schedule.engine.reorder(*[self.loop(a) for a in args])
 
     def parallel(self, var: Any) -> None:
-        """Run a loop on all cores."""
+        """Run a loop on all cores.
+
+        The TE spelling of ``tir.Schedule.parallel``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.parallel``)::
+
+            s = te.create_schedule(B.op)
+            s[B].parallel(B.op.axis[0])
+        """
         self.schedule.engine.parallel(self.loop(var))
 
     def vectorize(self, var: Any) -> None:
-        """Run a loop as SIMD lanes."""
+        """Run a loop as SIMD lanes.
+
+        The TE spelling of ``tir.Schedule.vectorize``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.vectorize``)::
+
+            s = te.create_schedule(B.op)
+            j_0, j_1 = s[B].split(B.op.axis[1], factor=8)
+            s[B].vectorize(j_1)
+        """
         self.schedule.engine.vectorize(self.loop(var))
 
     def unroll(self, var: Any) -> None:
-        """Unroll a loop."""
+        """Unroll a loop.
+
+        The TE spelling of ``tir.Schedule.unroll``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.unroll``)::
+
+            s = te.create_schedule(B.op)
+            j_0, j_1 = s[B].split(B.op.axis[1], factor=4)
+            s[B].unroll(j_1)
+        """
         self.schedule.engine.unroll(self.loop(var))
 
     def bind(self, ivar: Any, thread_ivar: Any) -> None:
-        """Bind a loop to a thread axis (``te.thread_axis("threadIdx.x")``)."""
+        """Bind a loop to a thread axis (``te.thread_axis("threadIdx.x")``).
+
+        The TE spelling of ``tir.Schedule.bind``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.bind``)::
+
+            s = te.create_schedule(B.op)
+            s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+            s[B].bind(B.op.axis[1], te.thread_axis("threadIdx.x"))
+        """
         tag = getattr(thread_ivar, "thread_tag", thread_ivar)
         self.schedule.engine.bind(self.loop(ivar), tag)
 
     def pragma(self, var: Any, pragma_type: str, pragma_value: Any = 1) -> None:
-        """Annotate a loop, e.g. ``pragma(x, "auto_unroll_max_step", 16)``."""
+        """Annotate a loop, e.g. ``pragma(x, "auto_unroll_max_step", 16)``.
+
+        The TE spelling of ``tir.Schedule.annotate`` on a loop; ``pragma_type`` gets the ``pragma_``
+        prefix when it lacks one.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.annotate``)::
+
+            s = te.create_schedule(B.op)
+            s[B].pragma(B.op.axis[0], "auto_unroll_max_step", 16)
+        """
         key = pragma_type if pragma_type.startswith("pragma_") else f"pragma_{pragma_type}"
         self.schedule.engine.annotate(self.loop(var), key, pragma_value)
 
     def compute_at(self, parent: Stage, scope: Any) -> None:
-        """Compute this stage inside loop ``scope`` of stage ``parent``."""
+        """Compute this stage inside loop ``scope`` of stage ``parent``.
+
+        The TE spelling of ``tir.Schedule.compute_at``; as in TVM's TE, whether the placement covers
+        every reader is checked when the schedule is lowered, not at this call.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.compute_at``)::
+
+            s = te.create_schedule(C.op)
+            s[B].compute_at(s[C], C.op.axis[0])
+        """
         self.schedule.engine.compute_at(self.block_rv, parent.loop(scope))
 
     def compute_inline(self) -> None:
-        """Inline this elementwise stage into its consumers."""
+        """Inline this elementwise stage into its consumers.
+
+        The TE spelling of ``tir.Schedule.compute_inline``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.compute_inline``)::
+
+            s = te.create_schedule(C.op)
+            s[B].compute_inline()
+        """
         self.schedule.engine.compute_inline(self.block_rv)
 
     def compute_root(self) -> None:
-        """Compute this stage at the top level."""
+        """Compute this stage at the top level.
+
+        The TE spelling of ``tir.Schedule.compute_root``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.compute_root``)::
+
+            s = te.create_schedule(C.op)
+            s[B].compute_at(s[C], C.op.axis[0])
+            # (Before is the program at this point)
+            s[B].compute_root()
+        """
         self.schedule.engine.compute_root(self.block_rv)
 
     def storage_align(self, axis: Any, factor: int, offset: int) -> None:
-        """Pad this stage's buffer so stride(axis) % factor == offset."""
+        """Pad this stage's buffer so stride(axis) % factor == offset.
+
+        The TE spelling of ``tir.Schedule.storage_align``; ``axis`` is an axis of the stage
+        (``B.op.axis[0]``) or its position.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.storage_align``)::
+
+            s = te.create_schedule(C.op)
+            s[B].storage_align(B.op.axis[0], 16, 1)
+        """
         if isinstance(axis, E.IterVar):
             names = [iv.var.name for iv in self.op.axis]
             axis = names.index(axis.var.name)
         self.schedule.engine.storage_align(self.block_rv, 0, int(axis), factor, offset)
 
     def set_scope(self, scope: str) -> None:
-        """Change the storage scope of this stage's buffer."""
+        """Change the storage scope of this stage's buffer.
+
+        The TE spelling of ``tir.Schedule.set_scope``.
+
+        Example
+        -------
+        Schedule (Before and After as in ``tir.Schedule.set_scope``)::
+
+            s = te.create_schedule(C.op)
+            s[B].set_scope("local")
+        """
         self.schedule.engine.set_scope(self.block_rv, 0, scope)
 
     @property

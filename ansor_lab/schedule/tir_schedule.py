@@ -426,7 +426,40 @@ class Schedule:
         factor: int | None = None,
     ) -> list[LoopRV]:
         """Split a loop: ``factors=[None, 16]`` (one None is inferred; with no None they must
-        multiply to the extent). Non-dividing factors give guarded code."""
+        multiply to the extent). Non-dividing factors give guarded code.
+
+        The loop is replaced by one loop per factor, outermost first, named ``<loop>_0``,
+        ``<loop>_1``, ...; the block's indices become ``i_0 * 16 + i_1``. ``factor=`` and
+        ``nparts=`` (TE's spelling) are accepted too. A factor may be a value drawn by
+        ``sample_perfect_tile``. Blocks computed at the loop move to the innermost new loop.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.split(i, factors=[None, 16])
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i_0 in range(4):
+                    for i_1 in range(16):
+                        for j in range(64):
+                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+        """
         block, name = self._loop(loop, "split")
         if factors is None:
             if (factor is None) == (nparts is None):
@@ -449,7 +482,37 @@ class Schedule:
         ignored={"preserve_unit_iters": True},
     )
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
-        """Fuse adjacent loops of one block into one loop."""
+        """Fuse adjacent loops of one block into one loop.
+
+        The loops must be adjacent, in order, and all spatial or all reduction. The fused loop,
+        named ``<a>_<b>_fused``, runs over the product of the extents; the original indices come
+        back as ``//`` and ``%`` of it.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.fuse(i, j)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i_j_fused in range(4096):
+                    B[i_j_fused // 64, i_j_fused % 64] = A[i_j_fused // 64, i_j_fused % 64] * T.float32(2.0)
+        """  # noqa: E501
         resolved = [self._loop(lp, "fuse") for lp in loops]
         blocks = {b for b, _ in resolved}
         if len(blocks) > 1:
@@ -466,7 +529,38 @@ class Schedule:
 
     @instruction("Reorder", inputs=("ordered_loops",), varargs="ordered_loops")
     def reorder(self, *ordered_loops: LoopRV) -> None:
-        """Reorder loops of one block into the given order."""
+        """Reorder loops of one block into the given order.
+
+        The given loops take the positions they already occupy, in the given order; loops not named
+        stay where they are. A block computed after one of the loops must stay outside the reduction
+        loops.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.reorder(j, i)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for j in range(64):
+                    for i in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
         resolved = [self._loop(lp, "reorder") for lp in ordered_loops]
         blocks = {b for b, _ in resolved}
         if len(blocks) > 1:
@@ -484,7 +578,39 @@ class Schedule:
         )
 
     def tile(self, x: LoopRV, y: LoopRV, x_factor: Any, y_factor: Any) -> list[LoopRV]:
-        """Sugar: split x and y and reorder to (xo, yo, xi, yi); recorded as those steps."""
+        """Sugar: split x and y and reorder to (xo, yo, xi, yi); recorded as those steps.
+
+        Shorthand for two splits and a reorder; the trace records those three steps, so it replays
+        on any schedule.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.tile(i, j, 16, 8)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i_0 in range(4):
+                    for j_0 in range(8):
+                        for i_1 in range(16):
+                            for j_1 in range(8):
+                                B[i_0 * 16 + i_1, j_0 * 8 + j_1] = A[i_0 * 16 + i_1, j_0 * 8 + j_1] * T.float32(2.0)
+        """  # noqa: E501
         xo, xi = self.split(x, [None, x_factor])
         yo, yi = self.split(y, [None, y_factor])
         self.reorder(xo, yo, xi, yi)
@@ -500,28 +626,186 @@ class Schedule:
 
     @instruction("Parallel", inputs=("loop",))
     def parallel(self, loop: LoopRV) -> None:
-        """Run the loop's iterations on all cores."""
+        """Run the loop's iterations on all cores.
+
+        The LLVM backend outlines the loop body and runs its iterations on a thread pool. A
+        reduction loop cannot be parallel: its iterations update the same element (rfactor it
+        first).
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.parallel(i)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in T.parallel(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
         self._annotate_kind("Parallel", loop, "parallel")
 
     @instruction("Vectorize", inputs=("loop",))
     def vectorize(self, loop: LoopRV) -> None:
-        """Run the loop as SIMD lanes."""
+        """Run the loop as SIMD lanes.
+
+        Usually the innermost loop, split to the target's vector width. The code generator emits
+        vector loads and stores where the accesses are contiguous, and gathers or scalar code where
+        they are not; a reduction loop cannot be vectorized.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            j_0, j_1 = sch.split(j, factors=[None, 8])
+            sch.vectorize(j_1)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j_0 in range(8):
+                        for j_1 in T.vectorized(8):
+                            B[i, j_0 * 8 + j_1] = A[i, j_0 * 8 + j_1] * T.float32(2.0)
+        """
         self._annotate_kind("Vectorize", loop, "vectorize")
 
     @instruction("Unroll", inputs=("loop",))
     def unroll(self, loop: LoopRV) -> None:
-        """Unroll the loop fully."""
+        """Unroll the loop fully.
+
+        The code generator repeats the body once per iteration; keep the extent small (split first).
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            j_0, j_1 = sch.split(j, factors=[None, 4])
+            sch.unroll(j_1)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j_0 in range(16):
+                        for j_1 in T.unroll(4):
+                            B[i, j_0 * 4 + j_1] = A[i, j_0 * 4 + j_1] * T.float32(2.0)
+        """
         self._annotate_kind("Unroll", loop, "unroll")
 
     @instruction("Bind", inputs=("loop",), attrs=("thread_axis",))
     def bind(self, loop: LoopRV, thread_axis: Any) -> None:
-        """Bind the loop to a GPU thread index ("blockIdx.x", "threadIdx.x", "vthread"...)."""
+        """Bind the loop to a GPU thread index ("blockIdx.x", "threadIdx.x", "vthread"...).
+
+        Each thread tag is bound to at most one loop of a block. A bound program is for a GPU
+        target: an LLVM (CPU) build refuses it and says so.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.bind(i, "blockIdx.x")
+            sch.bind(j, "threadIdx.x")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in T.thread_binding(64, thread="blockIdx.x"):
+                    for j in T.thread_binding(64, thread="threadIdx.x"):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
         tag = getattr(thread_axis, "thread_tag", thread_axis)
         self._annotate_kind("Bind", loop, str(tag))
 
     @instruction("Annotate", inputs=("block_or_loop", "ann_val"), attrs=("ann_key",))
     def annotate(self, block_or_loop: Any, ann_key: str, ann_val: Any) -> None:
-        """Attach an annotation (e.g. "pragma_auto_unroll_max_step": 64) to a loop or block."""
+        """Attach an annotation (e.g. "pragma_auto_unroll_max_step": 64) to a loop or block.
+
+        The pair is printed on the loop (``T.serial(..., annotations={...})``; given a block, on its
+        outermost loop) and travels with the program to the code generator
+        (``pragma_auto_unroll_max_step`` unrolls the loops beneath up to that many steps). A value
+        drawn by ``sample_categorical`` may be given; the trace records its handle.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
         if isinstance(block_or_loop, LoopRV):
             block, name = self._loop(block_or_loop, "annotate")
         else:
@@ -543,7 +827,47 @@ class Schedule:
     def compute_at(
         self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
     ) -> None:
-        """Compute ``block`` inside ``loop`` of one of its consumers (only the region used)."""
+        """Compute ``block`` inside ``loop`` of one of its consumers (only the region used).
+
+        Each iteration of ``loop`` computes only the region of the producer that iteration reads,
+        into a buffer shrunk to that region (``(1, 64)`` below). ``loop`` may also be the root or
+        inline location drawn by ``sample_compute_location``.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("C"))
+            sch.compute_at(sch.get_block("B"), i)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i_1 in range(64):
+                    B = T.alloc_buffer((1, 64), "float32")
+                    # stage "B"
+                    for j in range(64):
+                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "compute_at")
         value = self._lookup(loop, LoopRV, "compute_at")
         args = {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops}
@@ -564,7 +888,47 @@ class Schedule:
     def reverse_compute_at(
         self, block: Any, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
     ) -> None:
-        """Compute consumer ``block`` right after ``loop`` of its producer, on its output."""
+        """Compute consumer ``block`` right after ``loop`` of its producer, on its output.
+
+        The consumer moves under ``loop`` of the block it reads, and each iteration consumes the
+        region just produced, so the intermediate shrinks to that region. ``loop`` must be outside
+        the producer's reduction loops.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            sch.reverse_compute_at(sch.get_block("C"), i)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    B = T.alloc_buffer((1, 64), "float32")
+                    for j in range(64):
+                        B[0, j] = A[i, j] * T.float32(2.0)
+                    # stage "C"
+                    for j_1 in range(64):
+                        C[i, j_1] = B[0, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "reverse_compute_at")
         target, name = self._loop(loop, "reverse_compute_at")
         self._step(
@@ -575,13 +939,83 @@ class Schedule:
 
     @instruction("ComputeInline", inputs=("block",))
     def compute_inline(self, block: Any) -> None:
-        """Inline an elementwise block into its consumers."""
+        """Inline an elementwise block into its consumers.
+
+        Every read of the block's buffer is replaced by the block's expression and the buffer
+        disappears. Only elementwise (non-reduction) blocks that are not outputs of the function can
+        be inlined.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.compute_inline(sch.get_block("B"))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i in range(64):
+                    for j in range(64):
+                        C[i, j] = A[i, j] * T.float32(2.0) + T.float32(1.0)
+        """
         b = self._block(block, "compute_inline")
         self._step("ComputeInline", {"block": block}, lambda s: P.compute_inline(s, b))
 
     @instruction("ReverseComputeInline", inputs=("block",))
     def reverse_compute_inline(self, block: Any) -> None:
-        """Inline an elementwise consumer into its producer's loops."""
+        """Inline an elementwise consumer into its producer's loops.
+
+        The consumer must read exactly one computed block, which is not a reduction and not an
+        output: the producer's loops then store the consumer's expression of the produced value, and
+        the intermediate buffer disappears.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.reverse_compute_inline(sch.get_block("C"))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i in range(64):
+                    for j in range(64):
+                        C[i, j] = A[i, j] * T.float32(2.0) + T.float32(1.0)
+        """
         b = self._block(block, "reverse_compute_inline")
         self._step(
             "ReverseComputeInline", {"block": block}, lambda s: P.reverse_compute_inline(s, b)
@@ -589,7 +1023,48 @@ class Schedule:
 
     @instruction("ComputeRoot", inputs=("block",))
     def compute_root(self, block: Any) -> None:
-        """Compute ``block`` at the top level."""
+        """Compute ``block`` at the top level.
+
+        Undoes a ``compute_at`` or ``reverse_compute_at``: the block gets its own loop nest again,
+        at the top level, over its whole buffer.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i_1 in range(64):
+                    B = T.alloc_buffer((1, 64), "float32")
+                    # stage "B"
+                    for j in range(64):
+                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("C"))
+            sch.compute_at(sch.get_block("B"), i)
+            # (Before is the program at this point)
+            sch.compute_root(sch.get_block("B"))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "compute_root")
         self._step("ComputeRoot", {"block": block}, lambda s: P.compute_root(s, b))
 
@@ -608,7 +1083,48 @@ class Schedule:
         consumer_blocks: Any = None,
     ) -> BlockRV:
         """A block copying the ``read_buffer_index``-th tensor ``block`` reads into
-        ``storage_scope``; ``block`` then reads the copy."""
+        ``storage_scope``; ``block`` then reads the copy.
+
+        The copy block (returned, named ``<tensor>_<scope>``) runs at the top level over the whole
+        tensor; ``compute_at`` it into a loop of the reader to copy one tile at a time.
+        ``read_buffer_index`` counts the tensors the block reads, in order of first read (a tensor
+        name is accepted too); ``consumer_blocks`` lists other readers that should read the copy as
+        well.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.cache_read(sch.get_block("C"), 0, "local")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                A_local = T.alloc_buffer((16, 16), "float32", scope="local")
+                # stage "A_local"
+                for ax0 in range(16):
+                    for ax1 in range(16):
+                        A_local[ax0, ax1] = A[ax0, ax1]
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A_local[i, k] * B[k, j]
+        """  # noqa: E501
         b = self._block(block, "cache_read")
         others = [self._block(c, "cache_read") for c in (consumer_blocks or [])]
         args = {
@@ -641,7 +1157,45 @@ class Schedule:
         """``block`` computes into a ``storage_scope`` buffer; the returned block copies it out.
 
         (``te_style=True`` gives TE's ``s.cache_write`` instead: the returned block computes.)
-        """
+
+        The computation keeps the block's name and loops but writes the ``<tensor>_<scope>`` buffer;
+        the returned block copies that buffer into the original one. Move the copy next to the
+        computation with ``reverse_compute_at`` to write one tile at a time.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.cache_write(sch.get_block("C"), 0, "local")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                C_local = T.alloc_buffer((16, 16), "float32", scope="local")
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C_local[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C_local[i, j] = C_local[i, j] + A[i, k] * B[k, j]
+                # stage "C_local"
+                for i_1 in range(16):
+                    for j_1 in range(16):
+                        C[i_1, j_1] = C_local[i_1, j_1]
+        """  # noqa: E501
         b = self._block(block, "cache_write")
         if write_buffer_index != 0:
             raise ScheduleError("cache_write: a block writes one buffer; use index 0")
@@ -661,7 +1215,49 @@ class Schedule:
 
     @instruction("RFactor", inputs=("loop",), attrs=("factor_axis",), outputs="one")
     def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
-        """Factor a reduction loop out into a new block of partial results (returned)."""
+        """Factor a reduction loop out into a new block of partial results (returned).
+
+        The new block ``<tensor>_rf`` computes, for every iteration of ``loop``, a partial result
+        over the other reduction loops, stored with the loop's index as axis ``factor_axis``; the
+        original block then reduces the partial results. The partial results' loop is spatial, so it
+        can be parallelized or vectorized.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+                # stage "B"
+                for i in range(16):
+                    B[i] = T.float32(0.0)
+                    for k in range(64):
+                        B[i] = B[i] + A[i, k]
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, k = sch.get_loops(sch.get_block("B"))
+            k_0, k_1 = sch.split(k, factors=[None, 4])
+            sch.rfactor(k_1, 0)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+                B_rf = T.alloc_buffer((4, 16), "float32")
+                # stage "B_rf"
+                for k_1 in range(4):
+                    for i in range(16):
+                        B_rf[k_1, i] = T.float32(0.0)
+                        for k_0 in range(16):
+                            B_rf[k_1, i] = B_rf[k_1, i] + A[i, k_0 * 4 + k_1]
+                # stage "B"
+                for i_1 in range(16):
+                    B[i_1] = T.float32(0.0)
+                    for k_1_v in range(4):
+                        B[i_1] = B[i_1] + B_rf[k_1_v, i_1]
+        """
         block, name = self._loop(loop, "rfactor")
         return self._step(
             "RFactor",
@@ -672,7 +1268,45 @@ class Schedule:
 
     @instruction("DecomposeReduction", inputs=("block", "loop"), outputs="one")
     def decompose_reduction(self, block: Any, loop: LoopRV) -> BlockRV:
-        """Move the reduction's initialisation before ``loop``."""
+        """Move the reduction's initialisation before ``loop``.
+
+        The initialisation (``C[i, j] = 0``) gets its own copy of the spatial loops from ``loop``
+        inward, placed just before ``loop``; the update keeps the original nest. ``loop`` is a loop
+        of ``block`` that is not nested inside one of its reduction loops.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            C = sch.get_block("C")
+            i, j, k = sch.get_loops(C)
+            sch.decompose_reduction(C, i)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+                # stage "C"
+                for i in range(16):
+                    for j in range(16):
+                        C[i, j] = T.float32(0.0)
+                for i in range(16):
+                    for j in range(16):
+                        for k in range(16):
+                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+        """  # noqa: E501
         b = self._block(block, "decompose_reduction")
         owner, name = self._loop(loop, "decompose_reduction")
         if owner != b:
@@ -695,7 +1329,47 @@ class Schedule:
     def storage_align(
         self, block: Any, buffer_index: int, axis: int, factor: int, offset: int
     ) -> None:
-        """Pad the written buffer so stride(axis) % factor == offset (avoids bank conflicts)."""
+        """Pad the written buffer so stride(axis) % factor == offset (avoids bank conflicts).
+
+        The buffer keeps its shape; its allocation gets padded strides, printed as
+        ``strides=(...)``. Only buffers of intermediate blocks can be aligned (a function argument's
+        layout is fixed). ``buffer_index`` is always 0: a block writes one buffer.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.storage_align(sch.get_block("B"), 0, 0, 16, 1)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32", strides=(65, 1))
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "storage_align")
         self._step(
             "StorageAlign",
@@ -716,7 +1390,46 @@ class Schedule:
         ignored={"buffer_index": 0},
     )
     def set_scope(self, block: Any, buffer_index: int, storage_scope: str) -> None:
-        """Change the storage scope of the buffer ``block`` writes."""
+        """Change the storage scope of the buffer ``block`` writes.
+
+        Only the buffer of an intermediate block can move (a function argument stays global).
+        ``buffer_index`` is always 0: a block writes one buffer.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.set_scope(sch.get_block("B"), 0, "local")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32", scope="local")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "set_scope")
         self._step(
             "SetScope",
@@ -746,6 +1459,41 @@ class Schedule:
         permutations of intermediate buffers are supported (no padding, no splitting of an
         axis: ``split`` the loops and let the buffer follow); a permutation is injective,
         so ``assume_injective_transform`` changes nothing.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (j, i))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[j, i] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[j_1, i_1] + T.float32(1.0)
         """
         b = self._block(block, "transform_layout")
         if pad_value is not None:
@@ -783,7 +1531,41 @@ class Schedule:
         max_innermost_factor: int = 16,
         decision: Sequence[int] | None = None,
     ) -> list[ExprRV]:
-        """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision)."""
+        """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision).
+
+        Pass the returned values to ``split`` as its factors. Unless ``decision`` is given, the tile
+        sizes are drawn at random among those whose innermost one is at most
+        ``max_innermost_factor``; the decision is recorded in the trace, where the search mutates
+        it.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            i_factors = sch.sample_perfect_tile(i, n=2, decision=[4, 16])
+            sch.split(i, factors=i_factors)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i_0 in range(4):
+                    for i_1 in range(16):
+                        for j in range(64):
+                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+        """
         block, name = self._loop(loop, "sample_perfect_tile")
         extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
         if n < 1:
@@ -817,7 +1599,38 @@ class Schedule:
     def sample_categorical(
         self, candidates: Sequence[int], probs: Sequence[float], decision: int | None = None
     ) -> ExprRV:
-        """Draw one of ``candidates`` with probabilities ``probs`` (a recorded decision)."""
+        """Draw one of ``candidates`` with probabilities ``probs`` (a recorded decision).
+
+        The returned value is used like an int, e.g. as an annotation value; the decision is the
+        index of the chosen candidate, recorded in the trace.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            v = sch.sample_categorical([0, 16, 64], [0.4, 0.3, 0.3], decision=1)
+            sch.annotate(i, "pragma_auto_unroll_max_step", v)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
         candidates = [int(c) for c in candidates]
         probs = [float(p) for p in probs]
         if len(candidates) != len(probs) or not candidates:
@@ -854,7 +1667,48 @@ class Schedule:
         outputs="one",
     )
     def sample_compute_location(self, block: Any, decision: int | None = None) -> LoopRV:
-        """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop."""
+        """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop.
+
+        The candidates are the loops of the block's single consumer; pass the returned location to
+        ``compute_at``, which then computes the block there (or inlines it, or leaves it at the
+        root). The decision is recorded in the trace.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            B = sch.get_block("B")
+            loc = sch.sample_compute_location(B, decision=0)
+            sch.compute_at(B, loc)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i_1 in range(64):
+                    B = T.alloc_buffer((1, 64), "float32")
+                    # stage "B"
+                    for j in range(64):
+                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+        """
         b = self._block(block, "sample_compute_location")
         cands = self.compute_location_candidates(block)
         st = self.state.stage(b)

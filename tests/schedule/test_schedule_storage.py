@@ -346,7 +346,7 @@ def test_storage_align_pads_the_row_stride():
     A, B, C = elementwise3(16, 16)
     sch = schedule([A, C])
     sch.storage_align(sch.get_block("B"), 0, 0, 16, 3)
-    check(sch, [A, C], contains=['B = T.alloc_buffer((16, 16), "float32")'])
+    check(sch, [A, C], contains=['B = T.alloc_buffer((16, 16), "float32", strides=(19, 1))'])
     buf = _allocations(sch.mod["main"].body)["B"]
     assert buf.strides == (19, 1)  # the first stride >= 16 with stride % 16 == 3
     assert buf.size == 16 * 19
@@ -362,7 +362,9 @@ def test_storage_align_of_a_shared_cache_tile():
     io, _ = sch.split(i, [None, 8])
     sch.compute_at(a_shared, io)
     check(
-        sch, [A, B, C], contains=['A_shared = T.alloc_buffer((8, 32), "float32", scope="shared")']
+        sch,
+        [A, B, C],
+        contains=['A_shared = T.alloc_buffer((8, 32), "float32", strides=(33, 1), scope="shared")'],
     )
     assert _allocations(sch.mod["main"].body)["A_shared"].strides == (33, 1)
 

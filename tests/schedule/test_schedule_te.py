@@ -200,7 +200,11 @@ def test_te_storage_align_set_scope_and_bind():
     s = te.create_schedule(C.op)
     s[B].storage_align(B.op.axis[0], 8, 1)
     s[B].set_scope("shared")
-    check_te(s, [A, C], contains=['B = T.alloc_buffer((16, 16), "float32", scope="shared")'])
+    check_te(
+        s,
+        [A, C],
+        contains=['B = T.alloc_buffer((16, 16), "float32", strides=(17, 1), scope="shared")'],
+    )
     alloc = tvm.lower(s, [A, C])["main"].body
     assert isinstance(alloc, N.Allocate) and alloc.buffer.name == "B"
     assert alloc.buffer.strides == (17, 1)  # 17 % 8 == 1
