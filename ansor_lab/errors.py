@@ -45,3 +45,7 @@ class KernelRuntimeError(AnsorLabError, RuntimeError):
 
 class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
+
+
+class IgnoredArgumentWarning(UserWarning):
+    """A TVM keyword we accept but ignore was given a value that would change TVM's result."""
