@@ -3,9 +3,9 @@
 Each workload is a list of tensors (inputs first, outputs last) with odd, small shapes,
 its random inputs and its numpy reference outputs (computed once), and the tolerance of
 its dtype. The DAG builders that are not one topi call at an odd shape are the suite's
-(``tests/workloads.py``). ``check_schedule`` builds a schedule with LLVM, compares it with the reference
-and replays its trace through Python and JSON; ``replay_json`` reproduces a failure
-printed by the fuzzer::
+(``tests/workloads.py``). ``check_schedule`` builds a schedule with LLVM, compares it
+with the reference and replays its trace through Python and JSON; ``replay_json``
+reproduces a failure printed by the fuzzer::
 
     from fuzz_workloads import replay_json  # with tests/ and tests/fuzz on sys.path
     replay_json("matmul", {"version": 1, "insts": [...]})
