@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import expr as E
+from .visitor import EXPR, Visitor
 
 _INFIX = {
     E.Add: ("+", 5),
@@ -30,8 +31,18 @@ EXTRA_PRINTERS: dict[type, Callable] = {}
 
 
 def register_printer(cls: type, fn: Callable) -> None:
-    """Teach the expression printer a node kind defined in another layer."""
+    """Teach the expression printer a node kind defined in another layer.
+
+    ``fn(node, text)`` returns (text, precedence); it becomes the printer's
+    ``expr_<cls name>`` handler, so the node kind joins the one dispatch convention.
+    """
     EXTRA_PRINTERS[cls] = fn
+
+    def handler(self: ExprPrinter, e: object) -> tuple[str, int]:
+        return fn(e, text)
+
+    handler.__name__ = f"expr_{cls.__name__}"
+    setattr(ExprPrinter, handler.__name__, handler)
 
 
 def _float_text(value: float) -> str:
@@ -48,67 +59,91 @@ def _const_text(e: E.PrimExpr) -> str:
     return f"T.{e.dtype}({_float_text(e.value)})"
 
 
-def _print(e: object) -> tuple[str, int]:
-    if isinstance(e, E.IterVar):
+class ExprPrinter(Visitor):
+    """Prints one expression: ``expr_X(e)`` returns (text, precedence)."""
+
+    def visit(self, e: object) -> tuple[str, int]:
+        """The text and precedence of ``e``."""
+        return self.handler(EXPR, e)(e)
+
+    def expr_IterVar(self, e: E.IterVar) -> tuple[str, int]:
         return e.var.name, _ATOM
-    if isinstance(e, E.Var):
+
+    def expr_Var(self, e: E.Var) -> tuple[str, int]:
         return e.name, _ATOM
-    if isinstance(e, (E.IntImm, E.FloatImm)):
+
+    def _const(self, e: E.PrimExpr) -> tuple[str, int]:
         const_text = _const_text(e)
         return const_text, 7 if const_text.startswith("-") else _ATOM
-    info = _INFIX.get(type(e))
-    if info is not None:
-        op, prec = info
-        left, lp = _print(e.a)
-        right, rp = _print(e.b)
+
+    expr_IntImm = expr_FloatImm = _const
+
+    def _infix(self, e: E.PrimExpr) -> tuple[str, int]:
+        op, prec = _INFIX[type(e)]
+        left, lp = self.visit(e.a)
+        right, rp = self.visit(e.b)
         if lp < prec:
             left = f"({left})"
         # left-associative: the right operand needs parens at equal precedence
         if rp <= prec and not (rp == prec and type(e) in (E.Add, E.Mul, E.And, E.Or)):
             right = f"({right})"
         return f"{left} {op} {right}", prec
-    if isinstance(e, E.Div):
+
+    expr_Add = expr_Sub = expr_Mul = expr_FloorDiv = expr_FloorMod = _infix
+    expr_EQ = expr_NE = expr_LT = expr_LE = expr_GT = expr_GE = _infix
+    expr_And = expr_Or = _infix
+
+    def expr_Div(self, e: E.Div) -> tuple[str, int]:
         if e.dtype.startswith("float"):
-            left, lp = _print(e.a)
-            right, rp = _print(e.b)
+            left, lp = self.visit(e.a)
+            right, rp = self.visit(e.b)
             left = left if lp >= 6 else f"({left})"
             right = right if rp > 6 else f"({right})"
             return f"{left} / {right}", 6
         return f"T.truncdiv({text(e.a)}, {text(e.b)})", _ATOM
-    if isinstance(e, E.Mod):
+
+    def expr_Mod(self, e: E.Mod) -> tuple[str, int]:
         return f"T.truncmod({text(e.a)}, {text(e.b)})", _ATOM
-    if isinstance(e, E.Min):
+
+    def expr_Min(self, e: E.Min) -> tuple[str, int]:
         return f"T.min({text(e.a)}, {text(e.b)})", _ATOM
-    if isinstance(e, E.Max):
+
+    def expr_Max(self, e: E.Max) -> tuple[str, int]:
         return f"T.max({text(e.a)}, {text(e.b)})", _ATOM
-    if isinstance(e, E.Not):
-        inner, p = _print(e.a)
+
+    def expr_Not(self, e: E.Not) -> tuple[str, int]:
+        inner, p = self.visit(e.a)
         return f"not {inner if p >= 3 else '(' + inner + ')'}", 3
-    if isinstance(e, E.Cast):
+
+    def expr_Cast(self, e: E.Cast) -> tuple[str, int]:
         return f'T.Cast("{e.dtype}", {text(e.value)})', _ATOM
-    if isinstance(e, E.Select):
+
+    def expr_Select(self, e: E.Select) -> tuple[str, int]:
         args = ", ".join(text(x) for x in (e.condition, e.true_value, e.false_value))
         return f"T.Select({args})", _ATOM
-    if isinstance(e, E.Call):
+
+    def expr_Call(self, e: E.Call) -> tuple[str, int]:
         return f"T.{e.op}({', '.join(text(a) for a in e.args)})", _ATOM
-    if isinstance(e, E.TensorLoad):
+
+    def expr_TensorLoad(self, e: E.TensorLoad) -> tuple[str, int]:
         idx = ", ".join(text(i) for i in e.indices)
         return f"{e.tensor.name}[{idx}]", _ATOM
-    if isinstance(e, E.Reduce):
+
+    def expr_Reduce(self, e: E.Reduce) -> tuple[str, int]:
         axes = ", ".join(a.var.name for a in e.axis)
         where = f", where={text(e.condition)}" if e.condition is not None else ""
         return f"T.{e.combiner}({text(e.source)}, axis=[{axes}]{where})", _ATOM
-    printer = EXTRA_PRINTERS.get(type(e))
-    if printer is not None:
-        return printer(e, text)
-    return f"<{type(e).__name__}>", _ATOM
+
+
+#: The printer is stateless, so one instance serves every call.
+_PRINTER = ExprPrinter()
 
 
 def text(e: object) -> str:
     """The text of one expression."""
-    return _print(e)[0]
+    return _PRINTER.visit(e)[0]
 
 
 def expr_to_str(e: object) -> str:
     """The text of one expression (alias kept for repr)."""
-    return _print(e)[0]
+    return _PRINTER.visit(e)[0]

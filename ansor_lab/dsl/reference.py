@@ -9,6 +9,7 @@ as in compiled code. Integer semantics follow ``expr``'s module docstring.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from . import dtypes
 from . import expr as E
 from .dag import ComputeDAG
 from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .visitor import EXPR, Visitor
 
 #: Elements evaluated per chunk (grid points, reduction included).
 CHUNK_ELEMENTS = 1 << 21
@@ -67,30 +69,38 @@ def _truncdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(fix, q + 1, q).astype(a.dtype)
 
 
-class _Evaluator:
+class _Evaluator(Visitor):
+    """Evaluates an expression on index grids: ``expr_X(e, mask)`` returns an ndarray."""
+
+    # the reference runs compute DAGs, which hold no loop-IR node
+    REFUSED_KINDS = MappingProxyType(
+        {
+            kind: "a loop-IR node; the reference evaluator runs compute DAGs (te), not IR"
+            for kind in ("BufferLoad", "Ramp", "Broadcast")
+        }
+    )
+    error_class = ReferenceEvaluationError
+
     def __init__(self, env: dict, values: dict) -> None:
         self.env = env  # Var -> ndarray (broadcastable)
         self.values = values  # Tensor -> ndarray
 
     def run(self, e: E.PrimExpr, mask: np.ndarray | None) -> np.ndarray:
-        method = getattr(self, "_" + type(e).__name__, None)
-        if method is None:
-            raise ReferenceEvaluationError(f"no reference for node {type(e).__name__}")
-        return method(e, mask)
+        return self.handler(EXPR, e)(e, mask)
 
-    def _Var(self, e, mask):
+    def expr_Var(self, e, mask):
         try:
             return self.env[e]
         except KeyError:
             raise ReferenceEvaluationError(f"unbound variable {e.name!r}") from None
 
-    def _IntImm(self, e, mask):
+    def expr_IntImm(self, e, mask):
         return np.array(e.value, dtype=_np(e.dtype))
 
-    def _FloatImm(self, e, mask):
+    def expr_FloatImm(self, e, mask):
         return np.array(e.value, dtype=_np(e.dtype))
 
-    def _Cast(self, e, mask):
+    def expr_Cast(self, e, mask):
         v = self.run(e.value, mask)
         if dtypes.is_int(e.dtype) and np.issubdtype(v.dtype, np.floating):
             v = np.trunc(v)
@@ -101,15 +111,15 @@ class _Evaluator:
     def _binary(self, e, mask):
         return self.run(e.a, mask), self.run(e.b, mask)
 
-    def _Add(self, e, mask):
+    def expr_Add(self, e, mask):
         a, b = self._binary(e, mask)
         return (a + b).astype(_np(e.dtype))
 
-    def _Sub(self, e, mask):
+    def expr_Sub(self, e, mask):
         a, b = self._binary(e, mask)
         return (a - b).astype(_np(e.dtype))
 
-    def _Mul(self, e, mask):
+    def expr_Mul(self, e, mask):
         a, b = self._binary(e, mask)
         return (a * b).astype(_np(e.dtype))
 
@@ -117,79 +127,79 @@ class _Evaluator:
         # division by zero is undefined; keep masked-off lanes from raising or warning
         return np.where(b == 0, np.ones((), b.dtype), b)
 
-    def _Div(self, e, mask):
+    def expr_Div(self, e, mask):
         a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
             return (a / b).astype(_np(e.dtype))
         return _truncdiv(a, self._safe_divisor(b))
 
-    def _Mod(self, e, mask):
+    def expr_Mod(self, e, mask):
         a, b = self._binary(e, mask)
         b = self._safe_divisor(b)
         return (a - b * _truncdiv(a, b)).astype(_np(e.dtype))
 
-    def _FloorDiv(self, e, mask):
+    def expr_FloorDiv(self, e, mask):
         a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
             return np.floor(a / b).astype(_np(e.dtype))
         return np.floor_divide(a, self._safe_divisor(b)).astype(_np(e.dtype))
 
-    def _FloorMod(self, e, mask):
+    def expr_FloorMod(self, e, mask):
         a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
             return (a - np.floor(a / b) * b).astype(_np(e.dtype))
         return np.mod(a, self._safe_divisor(b)).astype(_np(e.dtype))
 
-    def _Min(self, e, mask):
+    def expr_Min(self, e, mask):
         a, b = self._binary(e, mask)
         return np.minimum(a, b).astype(_np(e.dtype))
 
-    def _Max(self, e, mask):
+    def expr_Max(self, e, mask):
         a, b = self._binary(e, mask)
         return np.maximum(a, b).astype(_np(e.dtype))
 
-    def _EQ(self, e, mask):
+    def expr_EQ(self, e, mask):
         a, b = self._binary(e, mask)
         return a == b
 
-    def _NE(self, e, mask):
+    def expr_NE(self, e, mask):
         a, b = self._binary(e, mask)
         return a != b
 
-    def _LT(self, e, mask):
+    def expr_LT(self, e, mask):
         a, b = self._binary(e, mask)
         return a < b
 
-    def _LE(self, e, mask):
+    def expr_LE(self, e, mask):
         a, b = self._binary(e, mask)
         return a <= b
 
-    def _GT(self, e, mask):
+    def expr_GT(self, e, mask):
         a, b = self._binary(e, mask)
         return a > b
 
-    def _GE(self, e, mask):
+    def expr_GE(self, e, mask):
         a, b = self._binary(e, mask)
         return a >= b
 
-    def _And(self, e, mask):
+    def expr_And(self, e, mask):
         a, b = self._binary(e, mask)
         return np.logical_and(a, b)
 
-    def _Or(self, e, mask):
+    def expr_Or(self, e, mask):
         a, b = self._binary(e, mask)
         return np.logical_or(a, b)
 
-    def _Not(self, e, mask):
+    def expr_Not(self, e, mask):
         return np.logical_not(self.run(e.a, mask))
 
-    def _Select(self, e, mask):
+    def expr_Select(self, e, mask):
         c = self.run(e.condition, mask)
         t = self.run(e.true_value, mask)
         f = self.run(e.false_value, mask)
         return np.where(c, t, f).astype(_np(e.dtype))
 
-    def _Call(self, e, mask):
+    def expr_Call(self, e, mask):
         if e.op == "if_then_else":
             cond = self.run(e.args[0], mask)
             on = cond if mask is None else np.logical_and(mask, cond)
@@ -203,7 +213,7 @@ class _Evaluator:
         x = self.run(e.args[0], mask)
         return np.asarray(_unary(e.op, x)).astype(_np(e.dtype))
 
-    def _TensorLoad(self, e, mask):
+    def expr_TensorLoad(self, e, mask):
         data = self.values[e.tensor]
         idx = [np.asarray(self.run(i, mask)).astype(np.int64) for i in e.indices]
         active = None
@@ -225,7 +235,7 @@ class _Evaluator:
             safe.append(np.where(active, ix, 0) if active is not None else ix)
         return data[tuple(safe)]
 
-    def _Reduce(self, e, mask):
+    def expr_Reduce(self, e, mask):
         raise ReferenceEvaluationError("a reduction must be the top of a compute body")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..dsl.expr import IntImm
 from ..dsl.printer import text as expr_text
+from ..dsl.visitor import STMT, Visitor
+from ..errors import IRError
 from . import nodes as N
 
 _KIND_CALL = {
@@ -40,7 +42,11 @@ def _buffer_decl(b: N.Buffer) -> str:
     return shape
 
 
-class _Printer:
+class _Printer(Visitor):
+    """Prints statements as indented lines: ``stmt_X(s, indent)``."""
+
+    error_class = IRError
+
     def __init__(self) -> None:
         self.lines: list[str] = []
 
@@ -48,42 +54,49 @@ class _Printer:
         self.lines.append("    " * indent + line)
 
     def stmt(self, s: N.Stmt, indent: int) -> None:
-        if isinstance(s, N.SeqStmt):
-            if not s.seq:
-                self.emit(indent, "T.evaluate(0)")
-            for item in s.seq:
-                self.stmt(item, indent)
-        elif isinstance(s, N.For):
-            self.emit(indent, f"for {s.loop_var.name} in {_range_text(s)}:")
-            self.stmt(s.body, indent + 1)
-        elif isinstance(s, N.BufferStore):
-            idx = ", ".join(expr_text(i) for i in s.indices)
-            self.emit(indent, f"{s.buffer.name}[{idx}] = {expr_text(s.value)}")
-        elif isinstance(s, N.Allocate):
-            b = s.buffer
-            scope = f', scope="{b.scope}"' if b.scope != "global" else ""
-            # padded strides (storage_align) are part of the buffer, so they are printed
-            strides = f", strides={tuple(b.padded_strides)}" if b.padded_strides else ""
-            decl = f'{_buffer_decl(b)}, "{b.dtype}"{strides}{scope}'
-            self.emit(indent, f"{b.name} = T.alloc_buffer({decl})")
-            self.stmt(s.body, indent)
-        elif isinstance(s, N.IfThenElse):
-            self.emit(indent, f"if {expr_text(s.condition)}:")
-            self.stmt(s.then_case, indent + 1)
-            if s.else_case is not None:
-                self.emit(indent, "else:")
-                self.stmt(s.else_case, indent + 1)
-        elif isinstance(s, N.LetStmt):
-            self.emit(indent, f"{s.var.name}: T.{s.var.dtype} = {expr_text(s.value)}")
-            self.stmt(s.body, indent)
-        elif isinstance(s, N.Evaluate):
-            self.emit(indent, f"T.evaluate({expr_text(s.value)})")
-        elif isinstance(s, N.Block):
-            note = "".join(f", {k}={v!r}" for k, v in s.annotations)
-            self.emit(indent, f'# stage "{s.name}"{note}')
-            self.stmt(s.body, indent)
-        else:
-            self.emit(indent, f"<{type(s).__name__}>")
+        self.handler(STMT, s)(s, indent)
+
+    def stmt_SeqStmt(self, s: N.SeqStmt, indent: int) -> None:
+        if not s.seq:
+            self.emit(indent, "T.evaluate(0)")
+        for item in s.seq:
+            self.stmt(item, indent)
+
+    def stmt_For(self, s: N.For, indent: int) -> None:
+        self.emit(indent, f"for {s.loop_var.name} in {_range_text(s)}:")
+        self.stmt(s.body, indent + 1)
+
+    def stmt_BufferStore(self, s: N.BufferStore, indent: int) -> None:
+        idx = ", ".join(expr_text(i) for i in s.indices)
+        self.emit(indent, f"{s.buffer.name}[{idx}] = {expr_text(s.value)}")
+
+    def stmt_Allocate(self, s: N.Allocate, indent: int) -> None:
+        b = s.buffer
+        scope = f', scope="{b.scope}"' if b.scope != "global" else ""
+        # padded strides (storage_align) are part of the buffer, so they are printed
+        strides = f", strides={tuple(b.padded_strides)}" if b.padded_strides else ""
+        decl = f'{_buffer_decl(b)}, "{b.dtype}"{strides}{scope}'
+        self.emit(indent, f"{b.name} = T.alloc_buffer({decl})")
+        self.stmt(s.body, indent)
+
+    def stmt_IfThenElse(self, s: N.IfThenElse, indent: int) -> None:
+        self.emit(indent, f"if {expr_text(s.condition)}:")
+        self.stmt(s.then_case, indent + 1)
+        if s.else_case is not None:
+            self.emit(indent, "else:")
+            self.stmt(s.else_case, indent + 1)
+
+    def stmt_LetStmt(self, s: N.LetStmt, indent: int) -> None:
+        self.emit(indent, f"{s.var.name}: T.{s.var.dtype} = {expr_text(s.value)}")
+        self.stmt(s.body, indent)
+
+    def stmt_Evaluate(self, s: N.Evaluate, indent: int) -> None:
+        self.emit(indent, f"T.evaluate({expr_text(s.value)})")
+
+    def stmt_Block(self, s: N.Block, indent: int) -> None:
+        note = "".join(f", {k}={v!r}" for k, v in s.annotations)
+        self.emit(indent, f'# stage "{s.name}"{note}')
+        self.stmt(s.body, indent)
 
 
 def stmt_to_str(s: N.Stmt) -> str:

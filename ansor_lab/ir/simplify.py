@@ -19,7 +19,7 @@ from ..dsl import dtypes
 from ..dsl import expr as E
 from . import nodes as N
 from .passes import push_scoped_pragmas
-from .visitor import IRMutator
+from .visitor import EXPR, IRMutator
 
 INF = math.inf
 
@@ -298,6 +298,13 @@ _CMP_FN = {
 
 
 class _ExprSimplifier(IRMutator):
+    """Simplifies bottom-up: ``expr_X`` receives a node whose children are simplified."""
+
+    # leaves stay as they are; the others only have their children simplified
+    GENERIC_KINDS = frozenset(
+        {"Var", "IntImm", "FloatImm", "TensorLoad", "Reduce", "BufferLoad", "Ramp", "Broadcast"}
+    )
+
     def __init__(self, analyzer: Analyzer) -> None:
         self.an = analyzer
 
@@ -305,8 +312,8 @@ class _ExprSimplifier(IRMutator):
         if isinstance(e, (E.Var, E.IntImm, E.FloatImm)):
             return e
         e = E.map_children(e, self.visit_expr)
-        method = getattr(self, "rule_" + type(e).__name__, None)
-        return method(e) if method is not None else e
+        rule = self.handler(EXPR, e)
+        return rule(e) if rule is not None else e
 
     # -- arithmetic ------------------------------------------------------------------
     def _fold(self, e: E.BinaryOp) -> E.PrimExpr | None:
@@ -326,9 +333,9 @@ class _ExprSimplifier(IRMutator):
         terms, const = linear_form(e)
         return from_linear(terms, const, e.dtype)
 
-    rule_Add = _linear
-    rule_Sub = _linear
-    rule_Mul = _linear
+    expr_Add = _linear
+    expr_Sub = _linear
+    expr_Mul = _linear
 
     def _divmod(self, e: E.BinaryOp) -> E.PrimExpr:
         folded = self._fold(e)
@@ -373,10 +380,10 @@ class _ExprSimplifier(IRMutator):
             return E.FloorDiv(rest, e.b, e.dtype)
         return E.FloorMod(rest, e.b, e.dtype)
 
-    rule_FloorDiv = _divmod
-    rule_FloorMod = _divmod
-    rule_Div = _divmod
-    rule_Mod = _divmod
+    expr_FloorDiv = _divmod
+    expr_FloorMod = _divmod
+    expr_Div = _divmod
+    expr_Mod = _divmod
 
     def _minmax(self, e: E.BinaryOp) -> E.PrimExpr:
         folded = self._fold(e)
@@ -399,8 +406,8 @@ class _ExprSimplifier(IRMutator):
                 return e.b
         return e
 
-    rule_Min = _minmax
-    rule_Max = _minmax
+    expr_Min = _minmax
+    expr_Max = _minmax
 
     # -- comparisons and logic ------------------------------------------------------
     def _cmp(self, e: E.CmpOp) -> E.PrimExpr:
@@ -433,9 +440,9 @@ class _ExprSimplifier(IRMutator):
             return _bool(verdict)
         return e
 
-    rule_EQ = rule_NE = rule_LT = rule_LE = rule_GT = rule_GE = _cmp
+    expr_EQ = expr_NE = expr_LT = expr_LE = expr_GT = expr_GE = _cmp
 
-    def rule_And(self, e: E.And) -> E.PrimExpr:
+    def expr_And(self, e: E.And) -> E.PrimExpr:
         a, b = _const_bool(e.a), _const_bool(e.b)
         if a is False or b is False:
             return _bool(False)
@@ -445,7 +452,7 @@ class _ExprSimplifier(IRMutator):
             return e.a
         return e
 
-    def rule_Or(self, e: E.Or) -> E.PrimExpr:
+    def expr_Or(self, e: E.Or) -> E.PrimExpr:
         a, b = _const_bool(e.a), _const_bool(e.b)
         if a is True or b is True:
             return _bool(True)
@@ -455,26 +462,26 @@ class _ExprSimplifier(IRMutator):
             return e.a
         return e
 
-    def rule_Not(self, e: E.Not) -> E.PrimExpr:
+    def expr_Not(self, e: E.Not) -> E.PrimExpr:
         a = _const_bool(e.a)
         if a is not None:
             return _bool(not a)
         return e
 
-    def rule_Select(self, e: E.Select) -> E.PrimExpr:
+    def expr_Select(self, e: E.Select) -> E.PrimExpr:
         c = _const_bool(e.condition)
         if c is not None:
             return e.true_value if c else e.false_value
         return e
 
-    def rule_Call(self, e: E.Call) -> E.PrimExpr:
+    def expr_Call(self, e: E.Call) -> E.PrimExpr:
         if e.op == "if_then_else":
             c = _const_bool(e.args[0])
             if c is not None:
                 return e.args[1] if c else e.args[2]
         return e
 
-    def rule_Cast(self, e: E.Cast) -> E.PrimExpr:
+    def expr_Cast(self, e: E.Cast) -> E.PrimExpr:
         v = e.value
         if isinstance(v, (E.IntImm, E.FloatImm)) and not dtypes.is_bool(e.dtype):
             # round to the source dtype first: a float32 constant is converted as the
@@ -505,6 +512,9 @@ def simplify_expr(e: E.PrimExpr, var_bounds: Mapping[E.Var, tuple] | None = None
 
 
 class _StmtSimplifier(IRMutator):
+    # the other statements only have their expressions and bodies simplified
+    GENERIC_KINDS = frozenset({"SeqStmt", "BufferStore", "Allocate", "Evaluate", "Block"})
+
     def __init__(self) -> None:
         self.an = Analyzer()
         self.exprs = _ExprSimplifier(self.an)

@@ -1,8 +1,9 @@
 """One small visitor/mutator base for every IR pass.
 
 A pass subclasses :class:`IRMutator` and defines ``stmt_<NodeName>`` or
-``expr_<NodeName>`` for the nodes it rewrites; every other node is rebuilt from its
-mutated children (and kept as the same object when nothing changed).
+``expr_<NodeName>`` for the nodes it rewrites; every other node kind named in
+``GENERIC_KINDS`` is rebuilt from its mutated children (and kept as the same object when
+nothing changed). The dispatch convention itself is ``dsl.visitor``'s, re-exported here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,32 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from ..dsl import expr as E
+from ..dsl.visitor import (
+    EXPR,
+    FAMILIES,
+    STMT,
+    Visitor,
+    concrete_subclasses,
+    unhandled_kinds,
+)
+from ..errors import IRError
 from . import nodes as N
+
+__all__ = [
+    "EXPR",
+    "FAMILIES",
+    "STMT",
+    "IRMutator",
+    "Visitor",
+    "concrete_subclasses",
+    "expr_kinds",
+    "post_order_visit",
+    "stmt_exprs",
+    "stmt_fields",
+    "stmt_kinds",
+    "unhandled_kinds",
+    "walk_stmts",
+]
 
 _STMT_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -26,19 +52,49 @@ def stmt_fields(s: N.Stmt) -> tuple[str, ...]:
     return names
 
 
-class IRMutator:
+def expr_kinds() -> list[type]:
+    """Every concrete expression node class (the DSL's and the IR's)."""
+    return concrete_subclasses(E.PrimExpr)
+
+
+def stmt_kinds() -> list[type]:
+    """Every concrete statement node class."""
+    return concrete_subclasses(N.Stmt)
+
+
+class IRMutator(Visitor):
     """Rebuilds statements and expressions bottom-up; override per node kind."""
+
+    # every node kind of today is a frozen dataclass whose children are fields, so the
+    # generic rebuild is right for it; a new kind must be added here on purpose (one that
+    # binds a variable or a buffer may need a scope-aware handler instead)
+    # fmt: off
+    GENERIC_KINDS = frozenset(
+        {
+            # expressions of the DSL
+            "Var", "IntImm", "FloatImm", "Cast", "Add", "Sub", "Mul", "Div", "Mod",
+            "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
+            "And", "Or", "Not", "Select", "Call", "TensorLoad", "Reduce",
+            # expressions of the IR
+            "BufferLoad", "Ramp", "Broadcast",
+            # statements
+            "For", "BufferStore", "Allocate", "IfThenElse", "LetStmt", "SeqStmt",
+            "Evaluate", "Block",
+        }
+    )
+    # fmt: on
+    error_class = IRError
 
     def visit_expr(self, e: E.PrimExpr) -> E.PrimExpr:
         """Mutate one expression."""
-        method = getattr(self, "expr_" + type(e).__name__, None)
+        method = self.handler(EXPR, e)
         if method is not None:
             return method(e)
         return E.map_children(e, self.visit_expr)
 
     def visit_stmt(self, s: N.Stmt) -> N.Stmt:
         """Mutate one statement."""
-        method = getattr(self, "stmt_" + type(s).__name__, None)
+        method = self.handler(STMT, s)
         if method is not None:
             return method(s)
         return self.default_stmt(s)

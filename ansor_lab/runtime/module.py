@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import difflib
 import statistics
 import time
+import warnings
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 
@@ -12,7 +14,7 @@ import numpy as np
 
 from ..codegen.llvm import CompiledLLVM
 from ..codegen.target import Target
-from ..errors import KernelRuntimeError, RuntimeArgumentError
+from ..errors import IgnoredArgumentWarning, KernelRuntimeError, RuntimeArgumentError
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
 from .ndarray import Device, as_numpy_view, cpu
@@ -185,24 +187,54 @@ class Module:
         number: int = 10,
         repeat: int = 1,
         min_repeat_ms: float = 0,
-        enable_cpu_cache_flush: bool = False,
+        limit_zero_time_iterations: int = 100,
         cooldown_interval_ms: float = 0,
-        **unused: object,
+        repeats_to_cooldown: int = 1,
+        cache_flush_bytes: int = 0,
+        f_preproc: str = "",
+        *,
+        enable_cpu_cache_flush: bool = False,
+        **unknown: object,
     ) -> Callable[..., BenchmarkResult]:
-        """A function that runs the kernel and returns a BenchmarkResult.
+        """A function that runs the kernel and returns a BenchmarkResult (TVM's signature).
 
         One warm-up call first; then ``repeat`` measurements, each the mean of ``number``
-        back-to-back runs (raised until a repeat lasts ``min_repeat_ms``). The loop runs in
+        back-to-back runs (raised until a repeat lasts ``min_repeat_ms``, giving up after
+        ``limit_zero_time_iterations`` runs that measured no time). The loop runs in
         native code, so Python's call overhead (about a microsecond) is paid once per
-        repeat, not per run. With ``enable_cpu_cache_flush`` the CPU caches are flushed
-        before every repeat (use it with number=1 to time a cold kernel).
+        repeat, not per run. The CPU caches are flushed before every repeat with
+        ``enable_cpu_cache_flush`` or ``f_preproc="cache_flush_cpu_non_first_arg"`` (use it
+        with number=1 to time a cold kernel), or ``cache_flush_bytes`` of them;
+        ``cooldown_interval_ms`` of sleep follow every ``repeats_to_cooldown`` repeats.
+        A keyword TVM does not have is an error naming it.
         """
+        if unknown:
+            raise RuntimeArgumentError(_unknown_keywords_message(unknown))
         if func_name not in (None, self.entry_name):
             self.get_function(func_name)
         dev = dev or cpu()
         if number < 1 or repeat < 1:
             raise RuntimeArgumentError("number and repeat must be at least 1")
-        flush = CacheFlusher(self.target) if enable_cpu_cache_flush else None
+        if limit_zero_time_iterations < 0 or repeats_to_cooldown < 1 or cache_flush_bytes < 0:
+            raise RuntimeArgumentError(
+                "limit_zero_time_iterations and cache_flush_bytes must be at least 0 and "
+                f"repeats_to_cooldown at least 1, got {limit_zero_time_iterations}, "
+                f"{cache_flush_bytes} and {repeats_to_cooldown}"
+            )
+        flush_all = enable_cpu_cache_flush or f_preproc == CACHE_FLUSH_PREPROC
+        if f_preproc not in ("", CACHE_FLUSH_PREPROC):
+            warnings.warn(
+                f"time_evaluator: f_preproc={f_preproc!r} is ignored: ansor_lab has no registry "
+                f"of packed functions; only {CACHE_FLUSH_PREPROC!r} (a cache flush before "
+                "every repeat) is understood",
+                IgnoredArgumentWarning,
+                stacklevel=2,
+            )
+        flush = None
+        if flush_all:
+            flush = CacheFlusher(self.target)
+        elif cache_flush_bytes > 0:
+            flush = CacheFlusher(self.target, cache_flush_bytes)
 
         def evaluate(*args: object) -> BenchmarkResult:
             ptrs = self._pointers(args)
@@ -214,6 +246,8 @@ class Module:
                 min_repeat_ms,
                 flush,
                 cooldown_interval_ms,
+                limit_zero_time_iterations=limit_zero_time_iterations,
+                repeats_to_cooldown=repeats_to_cooldown,
             )
             return BenchmarkResult(tuple(costs))
 
@@ -223,6 +257,36 @@ class Module:
         return f"Module({self.entry_name}, target={self.target})"
 
 
+#: The one TVM preprocessor ``time_evaluator`` understands: flush the caches per repeat.
+CACHE_FLUSH_PREPROC = "cache_flush_cpu_non_first_arg"
+
+#: The keywords of TVM's ``Module.time_evaluator`` and ours.
+TIME_EVALUATOR_KEYWORDS = (
+    "func_name",
+    "dev",
+    "number",
+    "repeat",
+    "min_repeat_ms",
+    "limit_zero_time_iterations",
+    "cooldown_interval_ms",
+    "repeats_to_cooldown",
+    "cache_flush_bytes",
+    "f_preproc",
+    "enable_cpu_cache_flush",
+)
+
+
+def _unknown_keywords_message(unknown: dict) -> str:
+    parts = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, TIME_EVALUATOR_KEYWORDS, n=1)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return (
+        f"time_evaluator() got unknown keyword{'s' if len(parts) > 1 else ''} "
+        f"{', '.join(parts)}; it accepts {', '.join(TIME_EVALUATOR_KEYWORDS)}"
+    )
+
+
 def time_repeats(
     run_n,
     number: int,
@@ -230,26 +294,38 @@ def time_repeats(
     min_repeat_ms: float = 0,
     flush=None,
     cooldown_interval_ms: float = 0,
+    *,
+    limit_zero_time_iterations: int = 100,
+    repeats_to_cooldown: int = 1,
 ) -> list[float]:
     """Seconds per run for each repeat; ``run_n(n)`` runs the kernel n times natively.
 
     The count grows until a repeat lasts ``min_repeat_ms`` (TVM's rule: at least
-    doubling, aiming 1.618x past the minimum); ``flush`` runs before every repeat.
+    doubling, aiming 1.618x past the minimum; a repeat that measured no time at all counts
+    toward ``limit_zero_time_iterations``, after which it is taken as it is); ``flush``
+    runs before every repeat, and ``cooldown_interval_ms`` of sleep after every
+    ``repeats_to_cooldown`` repeats but the last.
     """
     n = number
     results = []
     for r in range(repeat):
         if flush is not None:
             flush()
+        zero_times = 0
         while True:
             start = time.perf_counter()
             run_n(n)
             elapsed = time.perf_counter() - start
             if elapsed * 1e3 >= min_repeat_ms or min_repeat_ms <= 0:
                 break
+            if elapsed == 0:
+                zero_times += 1
+                if zero_times >= limit_zero_time_iterations:
+                    break
             n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.618))
         results.append(elapsed / n)
-        if cooldown_interval_ms > 0 and r + 1 < repeat:
+        cool = (r + 1) % repeats_to_cooldown == 0 and r + 1 < repeat
+        if cooldown_interval_ms > 0 and cool:
             time.sleep(cooldown_interval_ms / 1e3)
     return results
 
@@ -257,9 +333,10 @@ def time_repeats(
 class CacheFlusher:
     """Evicts the CPU caches by streaming through a buffer larger than the last level."""
 
-    def __init__(self, target: Target) -> None:
-        size = max(target.l3_bytes, target.l2_bytes, 8 << 20) * 2
-        self.buf = np.zeros(size // 8, dtype=np.float64)
+    def __init__(self, target: Target, nbytes: int | None = None) -> None:
+        # by default twice the largest cache; ``nbytes`` (TVM's cache_flush_bytes) exactly
+        size = max(target.l3_bytes, target.l2_bytes, 8 << 20) * 2 if nbytes is None else nbytes
+        self.buf = np.zeros(max(1, -(-size // 8)), dtype=np.float64)
 
     def __call__(self) -> None:
         self.buf += 1.0

@@ -2,11 +2,12 @@
 
 Each workload is a list of tensors (inputs first, outputs last) with odd, small shapes,
 its random inputs and its numpy reference outputs (computed once), and the tolerance of
-its dtype. ``check_schedule`` builds a schedule with LLVM, compares it with the reference
-and replays its trace through Python and JSON; ``replay_json`` reproduces a failure
-printed by the fuzzer::
+its dtype. The DAG builders that are not one topi call at an odd shape are the suite's
+(``tests/workloads.py``). ``check_schedule`` builds a schedule with LLVM, compares it
+with the reference and replays its trace through Python and JSON; ``replay_json``
+reproduces a failure printed by the fuzzer::
 
-    from fuzz_workloads import replay_json  # with tests/fuzz on sys.path
+    from fuzz_workloads import replay_json  # with tests/ and tests/fuzz on sys.path
     replay_json("matmul", {"version": 1, "insts": [...]})
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
+import workloads
 
 import ansor_lab as tvm
 from ansor_lab import te, tir, topi
@@ -95,19 +97,6 @@ def _layer_norm() -> list:
     return [data, gamma, beta, topi.nn.layer_norm(data, gamma, beta, axis=[-1])]
 
 
-def _mm_exp_mm() -> list:
-    """C = A @ B; D = exp(C); F = D @ E: the notebook chain."""
-    A = te.placeholder((16, 24), name="A")
-    B = te.placeholder((24, 18), name="B")
-    E = te.placeholder((18, 20), name="E")
-    k = te.reduce_axis((0, 24), name="k")
-    C = te.compute((16, 18), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    D = te.compute((16, 18), lambda i, j: te.exp(C[i, j]), name="D")
-    r = te.reduce_axis((0, 18), name="r")
-    F = te.compute((16, 20), lambda i, j: te.sum(D[i, r] * E[r, j], axis=r), name="F")
-    return [A, B, E, F]
-
-
 def _broadcast_chain() -> list:
     """tanh(relu(X + bias[j]) * s[i, 0]) with a broadcast row and column."""
     X = te.placeholder((15, 28), name="X")
@@ -119,42 +108,6 @@ def _broadcast_chain() -> list:
     return [X, bias, s, topi.tanh(t3)]
 
 
-def _guarded_reduce() -> list:
-    """A 1-D stencil along rows, zero-padded with if_then_else, then a max over columns."""
-    A = te.placeholder((29, 13), name="A")
-    W = te.placeholder((7,), name="W")
-    k = te.reduce_axis((0, 7), name="k")
-    S = te.compute(
-        (29, 13),
-        lambda i, j: te.sum(
-            te.if_then_else(
-                te.all(i + k >= 3, i + k - 3 < 29), A[i + k - 3, j], te.const(0.0, "float32")
-            )
-            * W[k],
-            axis=k,
-        ),
-        name="S",
-    )
-    c = te.reduce_axis((0, 13), name="c")
-    M = te.compute(
-        (29,),
-        lambda i: te.max(te.if_then_else(c % 2 == 0, S[i, c], S[i, c] * 0.5), axis=c),
-        name="M",
-    )
-    return [A, W, M]
-
-
-def _int_reduce() -> list:
-    """Integer matmul + column max: exact results, so any mis-scheduled element shows."""
-    A = te.placeholder((11, 21), name="A", dtype="int32")
-    B = te.placeholder((21, 14), name="B", dtype="int32")
-    k = te.reduce_axis((0, 21), name="k")
-    C = te.compute((11, 14), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    r = te.reduce_axis((0, 11), name="r")
-    M = te.compute((14,), lambda j: te.max(C[r, j] + j, axis=r), name="M")
-    return [A, B, M]
-
-
 BUILDERS: dict[str, tuple[Callable[[], list], dict]] = {
     "matmul": (_matmul, {}),
     "batch_matmul": (_batch_matmul, {}),
@@ -164,10 +117,10 @@ BUILDERS: dict[str, tuple[Callable[[], list], dict]] = {
     "avg_pool": (_avg_pool, {}),
     "softmax": (_softmax, {"low": -3.0, "high": 3.0}),
     "layer_norm": (_layer_norm, {}),
-    "mm_exp_mm": (_mm_exp_mm, {"low": -0.3, "high": 0.3}),
+    "mm_exp_mm": (workloads.mm_exp_mm, {"low": -0.3, "high": 0.3}),
     "broadcast_chain": (_broadcast_chain, {}),
-    "guarded_reduce": (_guarded_reduce, {}),
-    "int_reduce": (_int_reduce, {"low": -20, "high": 20}),
+    "guarded_reduce": (workloads.guarded_reduce, {}),
+    "int_reduce": (workloads.int_matmul_colmax, {"low": -20, "high": 20}),
 }
 NAMES = list(BUILDERS)
 

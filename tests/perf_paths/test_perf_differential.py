@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from tiled_matmul import tile_matmul
+from workloads import matmul
+
 import ansor_lab as tvm
 from ansor_lab import te, tir, topi
 from ansor_lab.topi import testing as ref
@@ -40,11 +43,7 @@ def _named(sch, block):
 
 # -- matmul variants --------------------------------------------------------------------
 def _matmul_args(m, n, k, dtype):
-    A = te.placeholder((m, k), dtype, name="A")
-    B = te.placeholder((k, n), dtype, name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-    return [A, B, C]
+    return matmul(m, n, k, dtype)
 
 
 def _mm_ref(a, b):
@@ -56,25 +55,7 @@ def _mm_ref(a, b):
 
 
 def _mm_register_tile(ti, tj, parallel=True, pack=True):
-    def apply(sch):
-        c = sch.get_block("C")
-        i, j, kk = sch.get_loops(c)
-        i0, i1 = sch.split(i, [None, ti])
-        j0, j1 = sch.split(j, [None, tj])
-        sch.reorder(j0, i0, kk, i1, j1)
-        cl = sch.cache_write(c, 0, "local")
-        sch.reverse_compute_at(cl, i0)
-        sch.unroll(i1)
-        sch.vectorize(j1)
-        sch.vectorize(_loops(sch, "C_local")[-1])
-        if pack:
-            bb = sch.cache_read(sch.get_block("C"), "B", "global")
-            sch.compute_at(bb, j0)
-            sch.vectorize(sch.get_loops(bb)[-1])
-        if parallel:
-            sch.parallel(j0)
-
-    return apply
+    return lambda sch: tile_matmul(sch, ti, tj, pack=pack, parallel=parallel)
 
 
 def _mm_k_unrolled(sch):

@@ -7,12 +7,17 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tiled_matmul import matmul_schedule, tile_matmul
+
 import ansor_lab as tvm
 from ansor_lab import te, tir
+
+HERE = Path(__file__).resolve().parent
 
 
 def _transpose(n: int, lanes: int):
@@ -110,9 +115,11 @@ def test_non_power_of_two_lanes_are_emitted_in_chunks(rand):
 _GUARD_PAGE_SCRIPT = textwrap.dedent(
     """
     import ctypes, mmap, sys
+    sys.path[:0] = sys.argv[2:]  # tests/perf_paths and tests: the shared schedule
     import numpy as np
     import ansor_lab as tvm
     from ansor_lab import te, tir
+    from tiled_matmul import matmul_schedule, tile_matmul
 
     page = mmap.PAGESIZE
     libc = ctypes.CDLL(None, use_errno=True)
@@ -142,24 +149,7 @@ _GUARD_PAGE_SCRIPT = textwrap.dedent(
         args, expect = [a, b], lambda: a * np.float32(3) + np.float32(1)
     else:  # a register-tiled matmul whose tiles overhang both M and N
         m, n, k = 100, 100, 70
-        A = te.placeholder((m, k), name="A")
-        B = te.placeholder((k, n), name="B")
-        r = te.reduce_axis((0, k), name="k")
-        C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-        sch = tir.Schedule(te.create_prim_func([A, B, C]))
-        c = sch.get_block("C")
-        i, j, kk = sch.get_loops(c)
-        i0, i1 = sch.split(i, [None, 3])
-        j0, j1 = sch.split(j, [None, 32])
-        sch.reorder(j0, i0, kk, i1, j1)
-        cl = sch.cache_write(c, 0, "local")
-        sch.reverse_compute_at(cl, i0)
-        sch.unroll(i1)
-        sch.vectorize(j1)
-        sch.vectorize(sch.get_loops(sch.get_block("C_local"))[-1])
-        bb = sch.cache_read(sch.get_block("C"), "B", "global")
-        sch.compute_at(bb, j0)
-        sch.vectorize(sch.get_loops(bb)[-1])
+        sch = tile_matmul(matmul_schedule(m, n, k), 3, 32)
         a, b, out = at_page_end((m, k)), at_page_end((k, n)), at_page_end((m, n))
         a[:] = np.arange(m * k).reshape(m, k) % 7
         b[:] = np.arange(k * n).reshape(k, n) % 5
@@ -179,7 +169,7 @@ def test_guarded_code_never_touches_memory_past_the_end(workload):
     or a row of A read for a tile row past the end, would crash the (separate) process
     with SIGSEGV. (A lane-invariant load under a lane-dependent guard once did.)"""
     proc = subprocess.run(
-        [sys.executable, "-c", _GUARD_PAGE_SCRIPT, workload],
+        [sys.executable, "-c", _GUARD_PAGE_SCRIPT, workload, str(HERE), str(HERE.parent)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -193,20 +183,7 @@ def test_overhanging_register_tile_stays_in_registers(rand):
     """Guards on a thread-private tile whose elements all exist need no masked memory
     operations: loads are plain and stores blend, so LLVM keeps the tile in registers."""
     m, n, k = 50, 40, 30
-    A = te.placeholder((m, k), name="A")
-    B = te.placeholder((k, n), name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-    sch = tir.Schedule(te.create_prim_func([A, B, C]))
-    c = sch.get_block("C")
-    i, j, kk = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, 3])
-    j0, j1 = sch.split(j, [None, 16])
-    sch.reorder(j0, i0, kk, i1, j1)
-    cl = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cl, i0)
-    sch.unroll(i1)
-    sch.vectorize(j1)
+    sch = tile_matmul(matmul_schedule(m, n, k), 3, 16, vectorize_write_back=False, pack=False)
     f = tvm.build(sch.mod, target="llvm", num_threads=1)
     report = f.loop_report()
     assert "blend_stores=1" in report and "masked_loads=1" in report, report

@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pytest
 
+from tiled_matmul import matmul_schedule, tile_matmul
+
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.codegen.llvm import load_openmp
@@ -72,24 +74,7 @@ def test_parallel_tiled_matmul_with_heap_buffer_per_iteration(rand):
     """The numpy-speed matmul schedule with ``parallel(j0)``: its packed copy of B (32 KiB,
     on the heap) is allocated inside the outlined body, once per iteration per thread."""
     n = 128
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    sch = tir.Schedule(te.create_prim_func([A, B, C]))
-    c = sch.get_block("C")
-    i, j, kk = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, 4])
-    j0, j1 = sch.split(j, [None, 64])
-    sch.reorder(j0, i0, kk, i1, j1)
-    cl = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cl, i0)
-    sch.unroll(i1)
-    sch.vectorize(j1)
-    bb = sch.cache_read(sch.get_block("C"), "B", "global")
-    sch.compute_at(bb, j0)
-    sch.vectorize(sch.get_loops(bb)[-1])
-    sch.parallel(j0)
+    sch = tile_matmul(matmul_schedule(n, n, n), 4, 64, parallel=True)
     f = tvm.build(sch.mod, target="llvm", num_threads=2, record_thread_ids=True)
     assert "aligned_alloc" in f.get_source("ll")
     a, b = rand((n, n)), rand((n, n))

@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pytest
 
+from tiled_matmul import matmul_schedule, tile_matmul
+
 import ansor_lab as tvm
 from ansor_lab import te, tir
 
@@ -35,25 +37,7 @@ def _elementwise(n: int = 8, m: int = 256, lanes: int = 64, dtype: str = "float3
 
 def _matmul_tiled(n: int = 128, dtype: str = "float32"):
     """The hand schedule that reaches numpy speed (register tile 4 x 64, packed B)."""
-    A = te.placeholder((n, n), dtype, name="A")
-    B = te.placeholder((n, n), dtype, name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    sch = tir.Schedule(te.create_prim_func([A, B, C]))
-    c = sch.get_block("C")
-    i, j, kk = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, 4])
-    j0, j1 = sch.split(j, [None, 64])
-    sch.reorder(j0, i0, kk, i1, j1)
-    cl = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cl, i0)
-    sch.unroll(i1)
-    sch.vectorize(j1)
-    sch.vectorize(sch.get_loops(sch.get_block("C_local"))[-1])
-    bb = sch.cache_read(sch.get_block("C"), "B", "global")
-    sch.compute_at(bb, j0)
-    sch.vectorize(sch.get_loops(bb)[-1])
-    return sch
+    return tile_matmul(matmul_schedule(n, n, n, dtype), 4, 64)
 
 
 def test_elementwise_vector_loads_and_arithmetic(rand):

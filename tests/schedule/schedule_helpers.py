@@ -1,4 +1,4 @@
-"""Shared helpers of the schedule tests: workloads, the numeric check, trace round trips.
+"""Shared helpers of the schedule tests: their workload sizes, the numeric check, trace round trips.
 
 Every test schedule goes through ``check`` (block style) or ``check_te`` (TE style):
 the lowered text must contain what the test expects, the program is built with LLVM and
@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+import workloads
 
 import ansor_lab as tvm
 from ansor_lab import te, tir
@@ -25,52 +26,32 @@ from ansor_lab.schedule.lower import lower_state
 RTOL = ATOL = 1e-4
 
 
-# -- workloads ------------------------------------------------------------------------
+# -- workloads: the suite's (tests/workloads.py), at the sizes these tests print ------------
 
 
 def matmul(n: int = 64, m: int = 48, k: int = 32) -> tuple[Tensor, Tensor, Tensor]:
     """C[i, j] = sum_k A[i, k] * B[k, j]."""
-    A = te.placeholder((n, k), name="A")
-    B = te.placeholder((k, m), name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((n, m), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-    return A, B, C
+    return tuple(workloads.matmul(n, m, k))
 
 
 def matmul_exp(n: int = 64, m: int = 48, k: int = 32) -> tuple[Tensor, ...]:
     """C = A @ B; D = exp(C / k): an elementwise epilogue on a reduction."""
-    A, B, C = matmul(n, m, k)
-    D = te.compute((n, m), lambda i, j: te.exp(C[i, j] * (1.0 / k)), name="D")
-    return A, B, C, D
+    return tuple(workloads.matmul_exp(n, m, k))
 
 
 def chain(n: int = 32) -> tuple[Tensor, ...]:
     """The course's chain: C = A @ B; D = exp(C); F = D @ E."""
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    E = te.placeholder((n, n), name="E")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    D = te.compute((n, n), lambda i, j: te.exp(C[i, j] * (1.0 / n)), name="D")
-    k2 = te.reduce_axis((0, n), name="k2")
-    F = te.compute((n, n), lambda i, j: te.sum(D[i, k2] * E[k2, j], axis=k2), name="F")
-    return A, B, E, C, D, F
+    return tuple(workloads.chain(n))
 
 
 def elementwise3(n: int = 64, m: int = 64) -> tuple[Tensor, ...]:
     """B = A * 2; C = B + 1: two elementwise stages."""
-    A = te.placeholder((n, m), name="A")
-    B = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="B")
-    C = te.compute((n, m), lambda i, j: B[i, j] + 1.0, name="C")
-    return A, B, C
+    return tuple(workloads.elementwise3(n, m))
 
 
 def row_sum(n: int = 16, k: int = 64) -> tuple[Tensor, Tensor]:
     """C[i] = sum_k A[i, k]."""
-    A = te.placeholder((n, k), name="A")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((n,), lambda i: te.sum(A[i, r], axis=r), name="C")
-    return A, C
+    return tuple(workloads.row_sum(n, k, name="C"))
 
 
 def schedule(args: Sequence[Tensor], seed: int = 0) -> tir.Schedule:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from search_helpers import FAST_PARAMS, TARGET, fast_options
+from workloads import FAST_PARAMS, TARGET, fast_options
 
 from ansor_lab import auto_scheduler, te
 

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from search_helpers import conv2d_bias_relu, fast_policy, make_task, matmul, softmax
+from workloads import conv2d_bias_relu, fast_policy, make_task, matmul, softmax
 
 from ansor_lab import auto_scheduler, te, tir
 from ansor_lab.errors import AnsorLabError

@@ -14,7 +14,7 @@ from ansor_lab.search import prior
 from ansor_lab.search.prior import LATENCY_ACCUMULATORS, analytic_score
 from ansor_lab.search.space import Candidate
 
-from search_helpers import FAST_PARAMS, TARGET, matmul
+from workloads import FAST_PARAMS, TARGET, matmul
 
 N = 256
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from search_helpers import (
-    WORKLOADS,
-    check_numeric,
+from search_helpers import WORKLOADS, check_numeric
+from workloads import (
     conv2d_bias_relu,
     elementwise,
     fast_policy,

@@ -9,9 +9,9 @@ import zlib
 import numpy as np
 
 import pytest
-from search_helpers import (
+from search_helpers import check_numeric
+from workloads import (
     FAST_PARAMS,
-    check_numeric,
     conv2d_bias_relu,
     fast_policy,
     make_task,

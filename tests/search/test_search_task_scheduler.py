@@ -6,7 +6,8 @@ import math
 from collections import Counter
 
 import pytest
-from search_helpers import FAST_PARAMS, fast_options, make_task, matmul, record_key
+from search_helpers import record_key
+from workloads import FAST_PARAMS, fast_options, make_task, matmul
 
 from ansor_lab import auto_scheduler
 

@@ -13,7 +13,8 @@ import shutil
 import IPython.lib.pretty
 import numpy as np
 import pytest
-from search_helpers import FAST_PARAMS, TARGET, check_numeric, fast_options, record_key
+from search_helpers import check_numeric, record_key
+from workloads import FAST_PARAMS, TARGET, fast_options
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te

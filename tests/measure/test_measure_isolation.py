@@ -11,7 +11,7 @@ import dataclasses
 
 import llvmlite.binding as llvm
 import pytest
-from search_helpers import fast_options, fast_policy, make_task, matmul
+from workloads import fast_options, fast_policy, make_task, matmul
 
 from ansor_lab import auto_scheduler
 from ansor_lab.codegen.llvm import target_machine

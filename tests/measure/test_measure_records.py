@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from search_helpers import TARGET
+from workloads import TARGET, matmul
 
-from ansor_lab import auto_scheduler, te
+from ansor_lab import auto_scheduler
 from ansor_lab.measure.records import MeasureInput, MeasureResult, RecordMismatch
 
 NAME = "search_records_matmul"
 
 
 def _matmul(n, dtype="float32"):
-    A = te.placeholder((n, n), name="A", dtype=dtype)
-    B = te.placeholder((n, n), name="B", dtype=dtype)
-    k = te.reduce_axis((0, n), name="k")
-    return [A, B, te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")]
+    # the registered function's own signature: records store (n, dtype) arguments
+    return matmul(n, dtype=dtype)
 
 
 def _register(fn=_matmul):
