@@ -468,7 +468,8 @@ def write_goldens() -> None:
 def defined_in(ex: Example) -> tuple[Path, str]:
     """The source file and class that define the documented method (it may move to a
     mixin module when a schedule file is split; the docstring goes with it)."""
-    func = getattr(ex.owner, ex.method)
+    # unwrap: a declaration may wrap the method (ignored TVM keywords)
+    func = inspect.unwrap(getattr(ex.owner, ex.method))
     return Path(inspect.getsourcefile(func)), func.__qualname__.split(".")[0]
 
 
