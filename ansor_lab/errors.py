@@ -45,3 +45,7 @@ class KernelRuntimeError(AnsorLabError, RuntimeError):
 
 class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
+
+
+class UnknownKeywordError(AnsorLabError, TypeError):
+    """A public function was given a keyword it does not take (a misspelling?)."""
