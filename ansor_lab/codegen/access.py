@@ -36,21 +36,31 @@ def flat_index(buf: N.Buffer, indices: tuple) -> E.PrimExpr:
     return terms if terms is not None else E.IntImm(0)
 
 
-def flat_facts(cache: dict, buf: N.Buffer, indices: tuple) -> tuple:
+#: (id(buffer), id(indices)) -> facts of that access. Shared by the legalisation pass and
+#: the code generator, which analyse the same access nodes one after the other (the
+#: analysis simplifies each access's offset: done twice, it cost a build 2-4%). Entries
+#: hold the nodes, so their ids are not reused while cached; cleared past the cap.
+_FACTS: dict = {}
+_FACTS_CAP = 50_000
+
+
+def flat_facts(buf: N.Buffer, indices: tuple) -> tuple:
     """(flat index, its variables, its linear form) of an access, worked out once per
-    access node and kept in ``cache``: the copies of an unrolled body share them."""
+    access node: the copies of an unrolled body, and the passes, share them."""
     key = (id(buf), id(indices))
-    facts = cache.get(key)
+    facts = _FACTS.get(key)
     if facts is None:
         flat = flat_index(buf, indices)
         facts = (
-            buf,  # kept so that the ids in the key are not reused while the cache lives
+            buf,  # kept so that the ids in the key are not reused while the entry lives
             indices,
             flat,
             frozenset(E.free_vars(flat)),
             linear_form(simplify_expr(flat)),
         )
-        cache[key] = facts
+        if len(_FACTS) >= _FACTS_CAP:
+            _FACTS.clear()
+        _FACTS[key] = facts
     return facts[2:]
 
 

@@ -89,8 +89,8 @@ class MemoryEmitter:
         return "gather", self.b.inttoptr(addrs, ir.VectorType(PTR, lanes))
 
     def _flat_facts(self, buf: N.Buffer, indices: tuple) -> tuple:
-        """(flat index, its variables, its linear form) of an access, cached per module."""
-        return A.flat_facts(self.ctx.flat_forms, buf, indices)
+        """(flat index, its variables, its linear form) of an access (cached)."""
+        return A.flat_facts(buf, indices)
 
     def _lane0_indices(self, indices: tuple, var: E.Var) -> tuple:
         """``indices`` with the vector variable at 0, made once per access node (the same

@@ -89,8 +89,6 @@ class ModuleContext:
         #: id(expr node) -> (node, its variables) for pure integer index arithmetic, or
         #: (node, None); the node is kept so that its id is not reused while we run
         self.index_vars: dict[int, tuple] = {}
-        #: (id(buffer), id(indices)) -> (buffer, indices, flat index, its variables, linear form)
-        self.flat_forms: dict[tuple[int, int], tuple] = {}
         #: (id(indices), id(vector var)) -> (indices, var, indices at lane 0)
         self.lane0: dict[tuple[int, int], tuple] = {}
 

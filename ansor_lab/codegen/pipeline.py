@@ -98,13 +98,12 @@ class _AccessWalker:
         self.var = var
         self.varying = {var}
         self.found: list[Access] = []
-        self.facts: dict = {}
 
     def varies(self, e: E.PrimExpr) -> bool:
         return bool(E.free_vars(e) & self.varying)
 
     def kind(self, buf: N.Buffer, indices: tuple) -> str:
-        _, flat_vars, form = A.flat_facts(self.facts, buf, indices)
+        _, flat_vars, form = A.flat_facts(buf, indices)
         return A.classify(flat_vars, form, self.var, self.varying)
 
     def expr(self, e: E.PrimExpr, masked: bool) -> None:
