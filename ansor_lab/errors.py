@@ -50,3 +50,7 @@ class ReferenceEvaluationError(AnsorLabError, ValueError):
 class IgnoredArgumentWarning(UserWarning):
     """A TVM keyword was given a value that would change TVM's result, and ansor_lab
     ignores it (said once per keyword per process)."""
+
+
+class UnknownKeywordError(AnsorLabError, TypeError):
+    """A public function was given a keyword it does not take (a misspelling?)."""

@@ -9,7 +9,7 @@
 (b) the default matmul at each ``--sizes`` timed with ``time_evaluator`` and numpy's matmul
     on one BLAS thread (threadpoolctl), GFLOPS of both and their ratio.
 (c) with ``--records LOG``: what building the tuner's candidates costs, phase by phase
-    (replaying the trace, LLVM IR generation, LLVM's O3 pipeline, machine code), the mean
+    (replaying the trace and the pass pipeline, LLVM IR generation, LLVM's O3 pipeline, machine code), the mean
     over ``--sample`` records of a tuning log, as a builder worker does it.
 Not part of the test suite: numbers depend on the machine and its load.
 """
@@ -74,8 +74,8 @@ def time_record_builds(log: str, sample: int) -> dict:
     import llvmlite.binding as llvm
 
     from ansor_lab.codegen import llvm as codegen
+    from ansor_lab.codegen.pipeline import prepare
     from ansor_lab.codegen.target import Target
-    from ansor_lab.ir.passes import unroll_by_pragma
     from ansor_lab.measure.workers import rebuild_schedule
 
     with open(log) as fh:
@@ -85,9 +85,7 @@ def time_record_builds(log: str, sample: int) -> dict:
     for rec in picked:
         t0 = time.perf_counter()
         target = Target(rec["target"])
-        func = unroll_by_pragma(
-            rebuild_schedule(rec["dag"], rec["trace"]).mod["main"], target.vector_bytes
-        )
+        func = prepare(rebuild_schedule(rec["dag"], rec["trace"]).mod["main"], target)
         t1 = time.perf_counter()
         text, _ = codegen.generate_ir(func, target, codegen.CodegenOptions(num_threads=1))
         mod = llvm.parse_assembly(text)

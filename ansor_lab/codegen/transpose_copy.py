@@ -21,7 +21,7 @@ one iteration only.
 
 from __future__ import annotations
 
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -206,26 +206,10 @@ def _emit_blocks(fb, m: TransposeCopy, memory_type) -> None:
             b.store(rows[c], b.gep(dst0, [off], source_etype=mt), align=align)
 
 
-@contextmanager
 def _counted(fb, name: str, extent: int, ty: ir.IntType, step: int = 1):
-    """``for v in range(0, extent, step)``: yields v; the body is what the ``with``
-    block emits (in its own memo region: its values do not dominate the code after)."""
-    b = fb.b
-    pre = b.block
-    head = fb.fn.append_basic_block(f"tcopy.{name}")
-    body = fb.fn.append_basic_block(f"tcopy.{name}.body")
-    end = fb.fn.append_basic_block(f"tcopy.{name}.end")
-    b.branch(head)
-    b.position_at_end(head)
-    v = b.phi(ty, name=f"{name}.t")
-    v.add_incoming(ir.Constant(ty, 0), pre)
-    b.cbranch(b.icmp_signed("<", v, ir.Constant(ty, extent)), body, end)
-    b.position_at_end(body)
-    with fb.region():
-        yield v
-    v.add_incoming(b.add(v, ir.Constant(ty, step), flags=["nsw"]), b.block)
-    b.branch(head)
-    b.position_at_end(end)
+    """``for v in range(0, extent, step)`` by the builder's loop emitter."""
+    lo, hi = ir.Constant(ty, 0), ir.Constant(ty, extent)
+    return fb.counted_loop(f"tcopy.{name}", f"{name}.t", lo, hi, step)
 
 
 def _int_type(dtype: str) -> ir.IntType:

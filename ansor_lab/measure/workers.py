@@ -31,10 +31,9 @@ def rebuild_schedule(dag_json: dict, trace_json: dict):
 def build_worker(payload: dict) -> dict:
     """Build one candidate into an object file (runs in a builder process)."""
     from ..codegen.llvm import CodegenOptions, emit_object
+    from ..codegen.pipeline import prepare
     from ..codegen.target import Target
     from ..errors import AnsorLabError, ScheduleError
-    from ..ir.passes import unroll_by_pragma
-    from ..ir.verify import verify
 
     start = time.perf_counter()
     try:
@@ -54,8 +53,7 @@ def build_worker(payload: dict) -> dict:
         }
     try:
         target = Target(payload["target"])
-        verify(func, target.kind)
-        func = unroll_by_pragma(func, target.vector_bytes)
+        func = prepare(func, target)  # the same pipeline as tvm.build
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001

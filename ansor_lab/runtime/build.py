@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from ..codegen.llvm import CodegenOptions, compile_func
+from ..codegen.pipeline import prepare
 from ..codegen.target import Target, as_target
 from ..dsl.tensor import Tensor
-from ..errors import CodegenError, LoweringError
+from ..errors import CodegenError, LoweringError, UnknownKeywordError
 from ..ir import nodes as N
-from ..ir.passes import unroll_by_pragma
-from ..ir.verify import verify
 from ..schedule.lower import lower_state
 from ..schedule.te_schedule import Schedule
 from .module import Module
 
 
-def _lower_func(inp: Any, args: Sequence[Tensor] | None, name: str) -> N.PrimFunc:
+def _lower_func(
+    inp: Any, args: Sequence[Tensor] | None, name: str, check: bool = True
+) -> N.PrimFunc:
     if isinstance(inp, N.PrimFunc):
         return (
             inp
@@ -35,9 +38,9 @@ def _lower_func(inp: Any, args: Sequence[Tensor] | None, name: str) -> N.PrimFun
                 "lower/build of a TE schedule needs the argument list: "
                 "tvm.lower(s, [A, B, C]) / tvm.build(s, [A, B, C])"
             )
-        return lower_state(inp.state, list(args), name)
+        return lower_state(inp.state, list(args), name, check=check)
     if hasattr(inp, "mod") and hasattr(inp, "trace"):  # a tir.Schedule
-        return _lower_func(inp.mod, args, name)
+        return _lower_func(inp.mod, args, name, check)
     raise LoweringError(
         f"cannot lower a {type(inp).__name__}; pass a te schedule with its args, a PrimFunc "
         "(te.create_prim_func) or a tir.Schedule"
@@ -52,16 +55,33 @@ def lower(
     return N.IRModule({func.name: func})
 
 
+#: The keywords ``build`` takes, for the message about one it does not.
+BUILD_KEYWORDS = (
+    "args",
+    "target",
+    "name",
+    "target_host",
+    "binds",
+    "runtime",
+    "num_threads",
+    "fast_math",
+    "record_thread_ids",
+)
+
+
 def build(
     inp: Any,
     args: Sequence[Tensor] | None = None,
     target: Any = None,
     name: str = "main",
     *,
+    target_host: Any = None,
+    binds: Any = None,
+    runtime: Any = None,
     num_threads: int | None = None,
     fast_math: bool = False,
     record_thread_ids: bool = False,
-    **unused: Any,
+    **unknown: Any,
 ) -> Module:
     """Compile a schedule (or PrimFunc / IRModule) for ``target`` ("llvm" by default).
 
@@ -69,18 +89,60 @@ def build(
     included: ``f(a, b, c)``. Parallel loops use ``num_threads`` threads (default: the
     target's ``num_cores``); ``fast_math`` allows reassociation and other fast-math
     rewrites; ``record_thread_ids`` is a debug hook recording which threads ran
-    parallel code (``f.threads_seen()``).
+    parallel code (``f.threads_seen()``). TVM's ``target_host`` is accepted when it
+    is an LLVM (CPU) target, the host of every program built here; ``binds`` must be
+    empty (buffers are always dense and row-major); ``runtime`` is ignored with a
+    warning. Any other keyword is an ``UnknownKeywordError``.
+
+    The lowered function goes through ``codegen.pipeline.prepare`` (verify, unroll,
+    legalise), as in the tuner's builder; ``f.get_source("tir")`` prints that form.
     """
+    _check_keywords(unknown)
     if isinstance(args, (str, Target)) and target is None:
         args, target = None, args  # tvm.build(mod, "llvm")
     tgt = as_target(target)
-    func = _lower_func(inp, args, name)
+    _check_tvm_keywords(tgt, target_host, binds, runtime)
+    # lowering's target-free check is skipped: prepare verifies for the target, once
+    func = _lower_func(inp, args, name, check=False)
     if tgt.kind != "llvm":
         raise CodegenError(
             f"building for {tgt.kind!r} is not available yet; build for target='llvm'"
         )
-    verify(func, tgt.kind)
-    func = unroll_by_pragma(func, tgt.vector_bytes)
+    func = prepare(func, tgt)
     threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
     options = CodegenOptions(int(threads), fast_math, record_thread_ids)
     return Module(func, tgt, compile_func(func, tgt, options))
+
+
+def _check_keywords(unknown: dict) -> None:
+    """A keyword ``build`` does not take is a mistake: name it and the accepted ones."""
+    if not unknown:
+        return
+    key = sorted(unknown)[0]
+    close = difflib.get_close_matches(key, BUILD_KEYWORDS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UnknownKeywordError(
+        f"build() got an unexpected keyword {key!r}{hint}; it takes {', '.join(BUILD_KEYWORDS)}"
+    )
+
+
+def _check_tvm_keywords(tgt: Target, target_host: Any, binds: Any, runtime: Any) -> None:
+    """TVM's keywords of ``tvm.build``: honoured where they mean what they mean here."""
+    if target_host is not None:
+        host = as_target(target_host)
+        if host.kind != "llvm":
+            raise CodegenError(
+                f"target_host={host.kind!r}: host code is generated by LLVM for this CPU; "
+                "pass target_host='llvm' or leave it out"
+            )
+    if binds:
+        raise LoweringError(
+            "build(binds=...) is not supported: buffers are dense and row-major; "
+            "leave binds out (or pass None)"
+        )
+    if runtime is not None:
+        warnings.warn(
+            f"build(runtime={runtime!r}) is ignored: ansor_lab builds one callable function "
+            "per program (TVM's default C++ runtime behaviour)",
+            stacklevel=3,
+        )

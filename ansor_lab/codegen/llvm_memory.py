@@ -1,0 +1,269 @@
+"""Memory: addresses, loads and stores (scalar, vector, masked, gather/scatter, as the
+access analysis decides) and allocations (stack or aligned heap)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..dsl import dtypes
+from ..dsl import expr as E
+from ..errors import CodegenError
+from ..ir import nodes as N
+from . import access as A
+from .llvm_types import (
+    ALIGN,
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    STACK_LIMIT_BYTES,
+    int_constant,
+    memory_type,
+    vname,
+)
+
+
+class MemoryEmitter:
+    """Builder methods for buffer accesses (``expr_BufferLoad``, ``stmt_BufferStore``) and
+    ``stmt_Allocate``."""
+
+    def flat_index(self, buf: N.Buffer, indices: tuple) -> E.PrimExpr:
+        """The element offset of an access, as an expression (``access.flat_index``)."""
+        return A.flat_index(buf, indices)
+
+    def address(self, buf: N.Buffer, indices: tuple, extra: ir.Value | None = None) -> ir.Value:
+        """Scalar address of an element; the offset is computed in i64 so LLVM can widen
+        induction variables and fold the arithmetic into addressing modes."""
+        offset = extra
+        saved, self.nsw = self.nsw, True
+        try:
+            for idx, stride in zip(indices, buf.strides):
+                term = self._offset_term(idx, stride)
+                offset = term if offset is None else self._int_op("add", offset, term)
+        finally:
+            self.nsw = saved
+        if offset is None:
+            offset = ir.Constant(I64, 0)
+        return self.b.gep(self.base_pointer(buf), [offset], source_etype=memory_type(buf.dtype))
+
+    def _offset_term(self, idx: E.PrimExpr, stride: int) -> ir.Value:
+        """``idx * stride`` in i64 (nsw), reused like ``expr`` reuses index arithmetic."""
+        inner = self._memo_key(idx)
+        key = None if inner is None else ("term", stride) + inner
+        hit = None if key is None else self._reusable(key)
+        if hit is not None:
+            return hit
+        v = self._as_i64(self.expr(idx))
+        term = v if stride == 1 else self._int_op("mul", v, ir.Constant(I64, stride))
+        if key is not None:
+            self.memo[-1][key] = term
+        return term
+
+    def base_pointer(self, buf: N.Buffer) -> ir.Value:
+        """The pointer to element 0 of ``buf`` in this function."""
+        ptr = self.buffers.get(buf)
+        if ptr is None:
+            raise CodegenError(f"buffer {buf.name!r} is not allocated here")
+        return ptr
+
+    def access(self, buf: N.Buffer, indices: tuple):
+        """How an access is done: ("scalar", addr) | ("contiguous", addr) | ("gather", ptrs)."""
+        if self.vec is None:
+            return "scalar", self.address(buf, indices)
+        flat, flat_vars, form = self._flat_facts(buf, indices)
+        vec = self.vec
+        how = A.classify(flat_vars, form, vec.var, vec.varying)
+        if how == "scalar":
+            return "scalar", self.address(buf, indices)
+        if how == "contiguous":
+            base_idx = self._lane0_indices(indices, vec.var)
+            return "contiguous", self.address(buf, base_idx, self._as_i64(vec.base))
+        idx = self.expr(flat)
+        lanes = vec.lanes
+        idx64 = self.b.sext(idx, ir.VectorType(I64, lanes)) if idx.type.element != I64 else idx
+        size = dtypes.itemsize(buf.dtype)
+        base = self.b.ptrtoint(self.base_pointer(buf), I64)
+        offs = self.b.mul(idx64, self.const(idx64.type, size))
+        addrs = self.b.add(self.splat(base, lanes), offs)
+        return "gather", self.b.inttoptr(addrs, ir.VectorType(PTR, lanes))
+
+    def _flat_facts(self, buf: N.Buffer, indices: tuple) -> tuple:
+        """(flat index, its variables, its linear form) of an access (cached)."""
+        return A.flat_facts(buf, indices)
+
+    def _lane0_indices(self, indices: tuple, var: E.Var) -> tuple:
+        """``indices`` with the vector variable at 0, made once per access node (the same
+        node objects each time, so their arithmetic is reused across unrolled copies)."""
+        key = (id(indices), id(var))
+        hit = self.ctx.lane0.get(key)
+        if hit is None:
+            zero = {var: E.IntImm(0, var.dtype)}
+            hit = (indices, var, tuple(E.substitute(i, zero) for i in indices))
+            self.ctx.lane0[key] = hit
+        return hit[2]
+
+    def in_bounds(self, buf: N.Buffer, indices: tuple) -> bool:
+        """True when every lane's element of this access provably lies inside ``buf``
+        (from the constant bounds of the loops around it), whatever the guards say."""
+        return A.in_bounds(self._flat_facts(buf, indices)[2], self.ranges, buf.size)
+
+    def _as_i64(self, v: ir.Value) -> ir.Value:
+        if v.type == I64:
+            return v
+        c = int_constant(v)
+        return ir.Constant(I64, c) if c is not None else self.b.sext(v, I64)
+
+    def _count(self, key: str) -> None:
+        if self.vec is not None:
+            self.vec.stats[key] = self.vec.stats.get(key, 0) + 1
+
+    def expr_BufferLoad(self, e: N.BufferLoad) -> ir.Value:
+        saved, self.nsw = self.nsw, False
+        try:
+            return self._load(e)
+        finally:
+            self.nsw = saved
+
+    def _load(self, e: N.BufferLoad) -> ir.Value:
+        buf = e.buffer
+        mt = memory_type(buf.dtype)
+        align = dtypes.itemsize(buf.dtype)
+        how, addr = self.access(buf, e.indices)
+        if how == "scalar":
+            self._count("scalar_loads")
+            if (
+                self.vec is not None
+                and self.vec.mask is not None
+                and not self.in_bounds(buf, e.indices)
+            ):
+                # a lane-invariant load under a lane-dependent guard is valid only when some
+                # lane is on (a row past the end of a non-divisible tile, say); otherwise
+                # read element 0 instead, which always exists, and is never used
+                addr = self.b.select(self._any_lane(), addr, self.base_pointer(buf))
+            v = self.b.load(addr, typ=mt, align=align)
+        else:
+            lanes = self.vec.lanes
+            vt = ir.VectorType(mt, lanes)
+            mask = self.vec.mask
+            passthru = ir.Constant(vt, None)
+            if how == "contiguous" and mask is None:
+                self._count("vector_loads")
+                v = self.b.load(addr, typ=vt, align=align)
+            elif how == "contiguous" and self.in_bounds(buf, e.indices):
+                # the guard only hides lanes whose elements exist: read them all (cheaper,
+                # and a plain load of a local tile lets LLVM keep it in registers)
+                self._count("vector_loads")
+                v = self.b.load(addr, typ=vt, align=align)
+            elif how == "contiguous":
+                self._count("masked_loads")
+                fn = self.ctx.declare(
+                    f"llvm.masked.load.{vname(vt)}.p0",
+                    vt,
+                    [PTR, I32, ir.VectorType(I1, lanes), vt],
+                )
+                v = self.b.call(fn, [addr, ir.Constant(I32, align), mask, passthru])
+            else:
+                self._count("gathers")
+                m = mask if mask is not None else self.const(ir.VectorType(I1, lanes), 1)
+                fn = self.ctx.declare(
+                    f"llvm.masked.gather.{vname(vt)}.v{lanes}p0",
+                    vt,
+                    [ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes), vt],
+                )
+                v = self.b.call(fn, [addr, ir.Constant(I32, align), m, passthru])
+        if buf.dtype == "bool":
+            return self.b.icmp_unsigned("!=", v, self.const(v.type, 0))
+        return v
+
+    def stmt_BufferStore(self, s: N.BufferStore) -> None:
+        buf = s.buffer
+        value = self.expr(s.value)
+        align = dtypes.itemsize(buf.dtype)
+        how, addr = self.access(buf, s.indices)
+        if how == "scalar" and not self.lanes_of(value):
+            if self.vec is not None and self.vec.mask is not None:
+                # a lane-invariant store under a lane-dependent guard: store if any lane is on
+                self._store_if_any(value, addr, buf, align)
+                return
+            self._count("scalar_stores")
+            self.b.store(self._to_memory(value, buf), addr, align=align)
+            return
+        lanes = self.vec.lanes
+        value = self._to_memory(self.splat(value, lanes), buf)
+        vt = value.type
+        mask = self.vec.mask
+        if how == "contiguous" and mask is None:
+            self._count("vector_stores")
+            self.b.store(value, addr, align=align)
+        elif how == "contiguous" and buf in self.own and self.in_bounds(buf, s.indices):
+            # a buffer private to this thread, every lane's element exists: blend the new
+            # lanes into the old vector and store it whole (SROA can then promote a
+            # register tile, and AVX-512 folds the blend into masked arithmetic)
+            self._count("blend_stores")
+            old = self.b.load(addr, typ=vt, align=align)
+            self.b.store(self.b.select(mask, value, old), addr, align=align)
+        elif how == "contiguous":
+            self._count("masked_stores")
+            fn = self.ctx.declare(
+                f"llvm.masked.store.{vname(vt)}.p0",
+                ir.VoidType(),
+                [vt, PTR, I32, ir.VectorType(I1, lanes)],
+            )
+            self.b.call(fn, [value, addr, ir.Constant(I32, align), mask])
+        else:
+            self._count("scatters")
+            if how == "scalar":  # every lane writes one address: the last lane wins
+                ptr = self.b.ptrtoint(addr, I64)
+                addr = self.b.inttoptr(self.splat(ptr, lanes), ir.VectorType(PTR, lanes))
+            m = mask if mask is not None else self.const(ir.VectorType(I1, lanes), 1)
+            fn = self.ctx.declare(
+                f"llvm.masked.scatter.{vname(vt)}.v{lanes}p0",
+                ir.VoidType(),
+                [vt, ir.VectorType(PTR, lanes), I32, ir.VectorType(I1, lanes)],
+            )
+            self.b.call(fn, [value, addr, ir.Constant(I32, align), m])
+
+    def _any_lane(self) -> ir.Value:
+        """i1: is any lane of the current mask on?"""
+        lanes = self.vec.lanes
+        bits = self.b.bitcast(self.vec.mask, ir.IntType(lanes))
+        return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(lanes), 0))
+
+    def _store_if_any(self, value, addr, buf, align) -> None:
+        anyon = self._any_lane()
+        with self.b.if_then(anyon):
+            self.b.store(self._to_memory(value, buf), addr, align=align)
+
+    def _to_memory(self, value: ir.Value, buf: N.Buffer) -> ir.Value:
+        if buf.dtype == "bool":
+            lanes = self.lanes_of(value)
+            return self.b.zext(value, ir.VectorType(I8, lanes) if lanes else I8)
+        return value
+
+    def stmt_Allocate(self, s: N.Allocate) -> None:
+        buf = s.buffer
+        etype = memory_type(buf.dtype)
+        heap = buf.nbytes > STACK_LIMIT_BYTES
+        if not heap:
+            # allocas live in the entry block so loops do not grow the stack
+            ptr = self.alloca_builder.alloca(etype, size=buf.size, name=buf.name)
+            ptr.align = ALIGN
+            ptr.type = PTR  # an opaque pointer, like the arguments (vector accesses use it)
+        else:
+            size = -(-buf.nbytes // ALIGN) * ALIGN
+            alloc = self.ctx.declare("aligned_alloc", PTR, [I64, I64])
+            ptr = self.b.call(
+                alloc, [ir.Constant(I64, ALIGN), ir.Constant(I64, size)], name=buf.name
+            )
+            ok = self.fn.append_basic_block(f"alloc.{buf.name}.ok")
+            isnull = self.b.icmp_unsigned("==", ptr, ir.Constant(PTR, None))
+            self.b.cbranch(isnull, self.fail_block(), ok)
+            self.b.position_at_end(ok)
+        self.buffers[buf] = ptr
+        self.own.add(buf)
+        self.stmt(s.body)
+        del self.buffers[buf]
+        self.own.discard(buf)
+        if heap:
+            self.b.call(self.ctx.declare("free", ir.VoidType(), [PTR]), [ptr])

@@ -1,0 +1,197 @@
+"""The pass pipeline: a lowered PrimFunc and a target -> the form a code generator receives.
+
+``prepare`` is the one path from lowering to code generation: ``tvm.build`` and the
+tuner's builder workers both call it, so the tuner measures exactly what ``build``
+returns. Lowering has already simplified the function; ``prepare`` then
+
+1. verifies it for the target (once: ``build`` lowers without the target-free check),
+2. applies ``pragma_auto_unroll_max_step`` (loops become ``T.unroll``),
+3. legalises loops for the LLVM backend: every vectorized loop is annotated with how it
+   will be emitted (``"llvm.vectorize"``: its width, its power-of-two chunks, and for
+   each memory access whether it is a vector (``contiguous``), a broadcast ``scalar`` or a
+   ``gather``/scatter, and whether it is ``masked``), and every unrolled loop with whether
+   it is unrolled (``"llvm.unroll"``).
+
+The annotations are computed by the same analysis the code generator uses
+(``codegen.access``, ``transpose_copy.match``), so printing the prepared function shows
+what will run (``print(prepare(func, "llvm"))`` or ``mod.get_source("tir")``);
+``tvm.lower`` stays the schedule's view, before legalisation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..dsl import expr as E
+from ..ir import nodes as N
+from ..ir.passes import unroll_by_pragma
+from ..ir.verify import verify
+from ..ir.visitor import IRMutator
+from . import access as A
+from . import transpose_copy
+from .llvm_types import MAX_UNROLL
+from .target import Target, as_target
+
+#: Annotation key of a vectorized loop's plan, and of an unrolled loop's.
+VECTORIZE_KEY = "llvm.vectorize"
+UNROLL_KEY = "llvm.unroll"
+
+
+def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
+    """``func`` (lowered) in the form the code generator for ``target`` receives."""
+    tgt: Target = as_target(target)
+    verify(func, tgt.kind)
+    func = unroll_by_pragma(func, tgt.vector_bytes)
+    if tgt.kind == "llvm":
+        func = func.with_body(_Legalize().visit_stmt(func.body))
+    return func
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memory access of a vectorized loop body, as the generator will do it."""
+
+    op: str  # "load" | "store"
+    buffer: str
+    kind: str  # one of access.ACCESS_KINDS
+    masked: bool = False  # under a lane-dependent condition
+
+    def __str__(self) -> str:
+        kind = "scatter" if self.op == "store" and self.kind == "gather" else self.kind
+        return f"{self.op} {self.buffer} {kind}" + (" masked" if self.masked else "")
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """How a vectorized loop is emitted: SIMD of ``lanes`` in ``chunks``, or not."""
+
+    lanes: int | None
+    chunks: tuple = ()
+    accesses: tuple = ()
+    fallback: str = ""  # why it stays a scalar loop, or "transposed copy LxL"
+
+    def __str__(self) -> str:
+        if self.fallback:
+            return self.fallback
+        widths = "+".join(str(n) for _, n in self.chunks)
+        head = f"x{self.lanes}" + (f" ({widths})" if len(self.chunks) > 1 else "")
+        return head + ": " + ", ".join(str(a) for a in self.accesses)
+
+
+def vector_plan(loop: N.For) -> VectorPlan:
+    """The plan of one vectorized loop (not part of a transposed copy)."""
+    extent = A.const_int(loop.extent)
+    reason = A.not_vectorizable(loop, extent)
+    if reason is not None:
+        return VectorPlan(extent, fallback=f"scalar loop ({reason})")
+    walker = _AccessWalker(loop.loop_var)
+    walker.stmt(loop.body, False)
+    return VectorPlan(extent, tuple(A.vector_chunks(extent, loop.body)), tuple(walker.found))
+
+
+class _AccessWalker:
+    """Lists a vector body's accesses in the order the generator emits them, tracking
+    which variables are lane-dependent and where a lane mask is on (as the generator)."""
+
+    def __init__(self, var: E.Var) -> None:
+        self.var = var
+        self.varying = {var}
+        self.found: list[Access] = []
+
+    def varies(self, e: E.PrimExpr) -> bool:
+        return bool(E.free_vars(e) & self.varying)
+
+    def kind(self, buf: N.Buffer, indices: tuple) -> str:
+        _, flat_vars, form = A.flat_facts(buf, indices)
+        return A.classify(flat_vars, form, self.var, self.varying)
+
+    def expr(self, e: E.PrimExpr, masked: bool) -> None:
+        if isinstance(e, N.BufferLoad):
+            for i in e.indices:  # an index may load too (emitted with the address)
+                self.expr(i, masked)
+            self.found.append(Access("load", e.buffer.name, self.kind(e.buffer, e.indices), masked))
+            return
+        if isinstance(e, E.Call) and e.op == "if_then_else":
+            cond, t, f = e.args
+            self.expr(cond, masked)
+            inner = masked or self.varies(cond)
+            self.expr(t, inner)
+            self.expr(f, inner)
+            return
+        for child in E.children(e):
+            self.expr(child, masked)
+
+    def stmt(self, s: N.Stmt, masked: bool) -> None:
+        if isinstance(s, N.BufferStore):
+            self.expr(s.value, masked)
+            for i in s.indices:
+                self.expr(i, masked)
+            kind = self.kind(s.buffer, s.indices)
+            if kind == "scalar" and self.varies(s.value):
+                kind = "gather"  # one address, every lane writes it: a scatter
+            self.found.append(Access("store", s.buffer.name, kind, masked))
+        elif isinstance(s, N.LetStmt):
+            self.expr(s.value, masked)
+            if self.varies(s.value):
+                self.varying.add(s.var)
+            self.stmt(s.body, masked)
+        elif isinstance(s, N.IfThenElse):
+            self.expr(s.condition, masked)
+            inner = masked or self.varies(s.condition)
+            self.stmt(s.then_case, inner)
+            if s.else_case is not None:
+                self.stmt(s.else_case, inner)
+        elif isinstance(s, N.SeqStmt):
+            for item in s.seq:
+                self.stmt(item, masked)
+        elif isinstance(s, (N.Block,)):
+            self.stmt(s.body, masked)
+        elif isinstance(s, N.Evaluate):
+            self.expr(s.value, masked)
+
+
+class _Legalize(IRMutator):
+    """Annotates vectorized and unrolled loops with how the LLVM generator emits them."""
+
+    def stmt_For(self, s: N.For) -> N.Stmt:
+        if s.kind in ("serial", "unrolled"):
+            copy = transpose_copy.match(s, A.flat_index)
+            if copy is not None:  # the generator emits the whole nest as one copy
+                mark = f"transposed copy {copy.lanes}x{copy.lanes}"
+                return _mark(s, _mark_inner(s, copy.vector, VECTORIZE_KEY, mark))
+        if s.kind == "vectorized":
+            # the body is emitted lane-wise (or, on fallback, as a plain loop nest)
+            plan = vector_plan(s)
+            body = self.visit_stmt(s.body) if plan.fallback else s.body
+            return _with(s, body, VECTORIZE_KEY, str(plan))
+        body = self.visit_stmt(s.body)
+        if s.kind == "unrolled":
+            return _with(s, body, UNROLL_KEY, _unroll_mark(s))
+        return s if body is s.body else replace(s, body=body)
+
+
+def _unroll_mark(s: N.For) -> str:
+    extent, lo = A.const_int(s.extent), A.const_int(s.min)
+    if extent is None or lo is None:
+        return "kept as a loop (bounds not constant)"
+    if extent > MAX_UNROLL:
+        return f"kept as a loop (extent {extent} > {MAX_UNROLL})"
+    return f"x{extent}"
+
+
+def _with(s: N.For, body: N.Stmt, key: str, value: str) -> N.For:
+    notes = tuple(sorted({**dict(s.annotations), key: value}.items()))
+    return replace(s, body=body, annotations=notes)
+
+
+def _mark(s: N.For, body: N.Stmt) -> N.For:
+    return s if body is s.body else replace(s, body=body)
+
+
+def _mark_inner(s: N.For, target: N.For, key: str, value: str) -> N.Stmt:
+    """``s``'s body with loop ``target`` (somewhere in the perfect nest) annotated."""
+    body = s.body
+    if body is target:
+        return _with(target, target.body, key, value)
+    return _mark(body, _mark_inner(body, target, key, value))
