@@ -6,6 +6,9 @@ message says what went wrong and what to write instead.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable, Sequence
+
 
 class AnsorLabError(Exception):
     """Base class of every error ansor_lab raises on purpose."""
@@ -54,3 +57,15 @@ class IgnoredArgumentWarning(UserWarning):
 
 class UnknownKeywordError(AnsorLabError, TypeError):
     """A public function was given a keyword it does not take (a misspelling?)."""
+
+    @classmethod
+    def of(cls, function: str, unknown: Iterable[str], accepted: Sequence[str]):
+        """The error naming each unknown keyword, its closest accepted one, and all accepted."""
+        parts = []
+        for name in sorted(unknown):
+            close = difflib.get_close_matches(name, accepted, n=1)
+            parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return cls(
+            f"{function}() got unknown keyword{'s' if len(parts) > 1 else ''} "
+            f"{', '.join(parts)}; it accepts {', '.join(accepted)}"
+        )

@@ -9,8 +9,8 @@
 (b) the default matmul at each ``--sizes`` timed with ``time_evaluator`` and numpy's matmul
     on one BLAS thread (threadpoolctl), GFLOPS of both and their ratio.
 (c) with ``--records LOG``: what building the tuner's candidates costs, phase by phase
-    (replaying the trace and the pass pipeline, LLVM IR generation, LLVM's O3 pipeline, machine code), the mean
-    over ``--sample`` records of a tuning log, as a builder worker does it.
+    (replaying the trace and the pass pipeline, LLVM IR generation, LLVM's O3 pipeline,
+    machine code), the mean over ``--sample`` records of a tuning log, as a builder worker does it.
 Not part of the test suite: numbers depend on the machine and its load.
 """
 

@@ -25,7 +25,12 @@ name (``expr_<Node>``, ``stmt_<Node>``), the convention of ``ir.visitor``:
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from llvmlite import ir
+
+from ..dsl.visitor import Visitor
+from ..errors import CodegenError
 
 from .access import MAX_LANES, MAX_WHOLE_LANES
 from .llvm_expr import ExprEmitter
@@ -70,8 +75,22 @@ __all__ = [
 ]
 
 
-class FunctionBuilder(ExprEmitter, VectorMath, MemoryEmitter, StmtEmitter, ParallelEmitter):
+class FunctionBuilder(
+    ExprEmitter, VectorMath, MemoryEmitter, StmtEmitter, ParallelEmitter, Visitor
+):
     """Emits statements into one LLVM function (``stmt(s)``; ``expr(e)`` for values)."""
+
+    # Lowering removes the DSL's nodes and the verifier rejects them; vector lanes are
+    # generated from a vectorized loop's accesses (codegen.access), not from Ramp/Broadcast
+    REFUSED_KINDS = MappingProxyType(
+        {
+            "Reduce": "a DSL reduction; lowering turns it into loops (lower the schedule first)",
+            "TensorLoad": "a DSL tensor read; lowering turns it into a BufferLoad",
+            "Ramp": "vector lanes come from a vectorized For's accesses, not Ramp nodes",
+            "Broadcast": "vector lanes come from a vectorized For's accesses, not Broadcast",
+        }
+    )
+    error_class = CodegenError
 
     def __init__(
         self, ctx: ModuleContext, fn: ir.Function, buffers: dict, vars: dict, on_error

@@ -9,6 +9,7 @@ from llvmlite import ir
 
 from ..dsl import dtypes
 from ..dsl import expr as E
+from ..dsl.visitor import EXPR
 from ..errors import CodegenError
 from .llvm_types import INT_FOLD, I32, ModuleContext, int_constant, llvm_type
 
@@ -87,10 +88,7 @@ class ExprEmitter:
         return None
 
     def _emit_expr(self, e: E.PrimExpr) -> ir.Value:
-        method = getattr(self, "expr_" + type(e).__name__, None)
-        if method is None:
-            raise CodegenError(f"the LLVM backend cannot generate {type(e).__name__}: {e}")
-        return method(e)
+        return self.handler(EXPR, e)(e)
 
     def _memo_key(self, e: E.PrimExpr) -> tuple | None:
         """A key for reusing ``e``'s value, or None for anything but index arithmetic."""

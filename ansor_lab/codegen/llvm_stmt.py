@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
+from ..dsl.visitor import STMT
 from ..errors import CodegenError
 from ..ir import nodes as N
 from . import transpose_copy
@@ -21,10 +22,7 @@ class StmtEmitter:
 
     def stmt(self, s: N.Stmt) -> None:
         """Emit one statement at the current position."""
-        method = getattr(self, "stmt_" + type(s).__name__, None)
-        if method is None:
-            raise CodegenError(f"the LLVM backend cannot generate {type(s).__name__}")
-        method(s)
+        self.handler(STMT, s)(s)
 
     def stmt_SeqStmt(self, s: N.SeqStmt) -> None:
         for item in s.seq:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -116,14 +115,8 @@ def build(
 
 def _check_keywords(unknown: dict) -> None:
     """A keyword ``build`` does not take is a mistake: name it and the accepted ones."""
-    if not unknown:
-        return
-    key = sorted(unknown)[0]
-    close = difflib.get_close_matches(key, BUILD_KEYWORDS, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise UnknownKeywordError(
-        f"build() got an unexpected keyword {key!r}{hint}; it takes {', '.join(BUILD_KEYWORDS)}"
-    )
+    if unknown:
+        raise UnknownKeywordError.of("build", unknown, BUILD_KEYWORDS)
 
 
 def _check_tvm_keywords(tgt: Target, target_host: Any, binds: Any, runtime: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import difflib
 import statistics
 import time
 import warnings
@@ -14,7 +13,12 @@ import numpy as np
 
 from ..codegen.llvm import CompiledLLVM
 from ..codegen.target import Target
-from ..errors import IgnoredArgumentWarning, KernelRuntimeError, RuntimeArgumentError
+from ..errors import (
+    IgnoredArgumentWarning,
+    KernelRuntimeError,
+    RuntimeArgumentError,
+    UnknownKeywordError,
+)
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
 from .ndarray import Device, as_numpy_view, cpu
@@ -209,7 +213,7 @@ class Module:
         A keyword TVM does not have is an error naming it.
         """
         if unknown:
-            raise RuntimeArgumentError(_unknown_keywords_message(unknown))
+            raise UnknownKeywordError.of("time_evaluator", unknown, TIME_EVALUATOR_KEYWORDS)
         if func_name not in (None, self.entry_name):
             self.get_function(func_name)
         dev = dev or cpu()
@@ -274,17 +278,6 @@ TIME_EVALUATOR_KEYWORDS = (
     "f_preproc",
     "enable_cpu_cache_flush",
 )
-
-
-def _unknown_keywords_message(unknown: dict) -> str:
-    parts = []
-    for name in sorted(unknown):
-        close = difflib.get_close_matches(name, TIME_EVALUATOR_KEYWORDS, n=1)
-        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    return (
-        f"time_evaluator() got unknown keyword{'s' if len(parts) > 1 else ''} "
-        f"{', '.join(parts)}; it accepts {', '.join(TIME_EVALUATOR_KEYWORDS)}"
-    )
 
 
 def time_repeats(

@@ -9,7 +9,7 @@ import pytest
 
 import ansor_lab as tvm
 from ansor_lab import te
-from ansor_lab.errors import IgnoredArgumentWarning, RuntimeArgumentError
+from ansor_lab.errors import IgnoredArgumentWarning, RuntimeArgumentError, UnknownKeywordError
 from ansor_lab.runtime import module as runtime_module
 
 
@@ -45,7 +45,7 @@ def flushers(monkeypatch):
 
 
 def test_a_misspelt_keyword_is_an_error_naming_it(add_one):
-    with pytest.raises(RuntimeArgumentError) as info:
+    with pytest.raises(UnknownKeywordError) as info:
         add_one.time_evaluator(numbr=3)
     msg = str(info.value)
     assert "unknown keyword 'numbr' (did you mean 'number'?)" in msg
@@ -54,7 +54,7 @@ def test_a_misspelt_keyword_is_an_error_naming_it(add_one):
 
 
 def test_several_unknown_keywords_are_all_named(add_one):
-    with pytest.raises(RuntimeArgumentError, match=r"unknown keywords 'repaet' .*, 'zzz'"):
+    with pytest.raises(UnknownKeywordError, match=r"unknown keywords 'repaet' .*, 'zzz'"):
         add_one.time_evaluator(zzz=1, repaet=2)
 
 
