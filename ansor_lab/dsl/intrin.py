@@ -108,7 +108,7 @@ def all(*conds: object) -> E.PrimExpr:  # noqa: A001 - TVM's name
     """Logical and of any number of bool expressions."""
     if not conds:
         return E.IntImm(1, "bool")
-    out = E._as_bool(conds[0], "te.all")
+    out = E.as_bool(conds[0], "te.all")
     for c in conds[1:]:
         out = E.logical_and(out, c)
     return out
@@ -118,7 +118,7 @@ def any(*conds: object) -> E.PrimExpr:  # noqa: A001 - TVM's name
     """Logical or of any number of bool expressions."""
     if not conds:
         return E.IntImm(0, "bool")
-    out = E._as_bool(conds[0], "te.any")
+    out = E.as_bool(conds[0], "te.any")
     for c in conds[1:]:
         out = E.logical_or(out, c)
     return out
@@ -183,7 +183,7 @@ def _reducer(combiner: str):
             raise DTypeError(f"te.{combiner} of bool values: cast them to an int dtype first")
         if any_reduce(source):
             raise DSLError("a reduction cannot contain another reduction; use two computes")
-        cond = None if where is None else E._as_bool(where, f"te.{combiner}(where=)")
+        cond = None if where is None else E.as_bool(where, f"te.{combiner}(where=)")
         return E.Reduce(combiner, source, _axis_tuple(axis), cond, source.dtype)
 
     fn.__name__ = combiner
