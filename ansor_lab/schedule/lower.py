@@ -33,9 +33,27 @@ from ..ir import nodes as N
 from ..ir.simplify import Analyzer, from_linear, linear_form, simplify_stmt
 from ..ir.verify import verify
 from .argument_cover import box_counts, first_unwritten
-from .state import Split, Stage, State, derive_extents, inlined_body, pass_up
+from .state import (
+    After,
+    At,
+    IterKind,
+    LoopKind,
+    Nested,
+    Split,
+    Stage,
+    State,
+    ThreadBinding,
+    derive_extents,
+    inlined_body,
+    pass_up,
+)
 
-_KIND = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
+#: the IR's ``For`` kind of each annotated loop kind
+_KIND = {
+    LoopKind.PARALLEL: "parallel",
+    LoopKind.VECTORIZE: "vectorized",
+    LoopKind.UNROLL: "unrolled",
+}
 
 
 class ReaderOutsideError(LoweringError):
@@ -76,10 +94,10 @@ class _Lowerer:
         self.info: dict[str, _StageInfo] = {}
         self.bodies: dict[str, E.PrimExpr] = {}
         self._reads: dict[str, dict] = {}
-        self.attached: dict[tuple, list[Stage]] = {}
+        self.attached: dict[tuple[str, str], list[Stage]] = {}
         for s in self.stages:
-            if s.attach[0] in ("at", "after"):
-                self.attached.setdefault((s.attach[1], s.attach[2]), []).append(s)
+            if isinstance(s.attach, Nested):
+                self.attached.setdefault((s.attach.block, s.attach.loop), []).append(s)
 
     # -- naming ---------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -132,9 +150,9 @@ class _Lowerer:
         cur = stage
         while cur is not target:
             chain.append(cur)
-            if cur.attach[0] not in ("at", "after"):
+            if not isinstance(cur.attach, Nested):
                 return None
-            cur = self.by_name[cur.attach[1]]
+            cur = self.by_name[cur.attach.block]
         return chain
 
     def infer_region(self, stage: Stage) -> tuple[list, list]:
@@ -145,16 +163,14 @@ class _Lowerer:
         # which a later reorder / split of the target's loops may have made stale
         axes = list(op.axis) + list(op.reduce_axis)
         full = ([E.IntImm(int(iv.dom.min)) for iv in axes], [int(iv.dom.extent) for iv in axes])
-        if stage.attach[0] == "after":
+        if isinstance(stage.attach, After):
             return self.infer_region_after(stage, full)
-        if stage.attach[0] != "at":
+        if not isinstance(stage.attach, At):
             return full
-        target = self.by_name[stage.attach[1]]
-        x = stage.attach[2]
+        target = self.by_name[stage.attach.block]
+        x = stage.attach.loop
         consumers = [
-            s
-            for s in self.stages
-            if s.attach[0] != "inline" and s is not stage and self.reads(s, stage)
+            s for s in self.stages if not s.is_inlined and s is not stage and self.reads(s, stage)
         ]
         if not consumers:
             return full
@@ -209,8 +225,8 @@ class _Lowerer:
         set; a fused loop cut mid-row writes a ragged one): the consumer, run on the
         box, would read elements that are not written yet.
         """
-        producer = self.by_name[stage.attach[1]]
-        x = stage.attach[2]
+        producer = self.by_name[stage.attach.block]
+        x = stage.attach.loop
         pinfo = self.info[producer.name]
         pos = producer.leaves.index(x)
         inner = producer.leaves[pos + 1 :]
@@ -252,7 +268,7 @@ class _Lowerer:
         return mins, exts
 
     def _entry_pos(self, top: Stage, target: Stage) -> int:
-        return target.leaves.index(top.attach[2])
+        return target.leaves.index(top.attach.loop)
 
     def build_info(self, stage: Stage) -> None:
         mins, exts = self.infer_region(stage)
@@ -261,7 +277,7 @@ class _Lowerer:
         values, guards = pass_up(stage, leaf_vars, extents)
         # a region that may stick out of the tensor (attached stages) is guarded too
         for d, (it, lo) in enumerate(zip(stage.root, mins)):
-            if it.kind != "spatial" or isinstance(lo, E.IntImm):
+            if it.kind != IterKind.SPATIAL or isinstance(lo, E.IntImm):
                 continue
             absolute = _add(lo, values[it.name])
             extent = stage.op.shape[d]
@@ -277,11 +293,12 @@ class _Lowerer:
             info.buffer = self.arg_buffer[op.name]
         else:
             n_sp = len(op.axis)
-            shape = tuple(exts[:n_sp]) if stage.attach[0] == "at" else tuple(op.shape)
+            at = isinstance(stage.attach, At)
+            shape = tuple(exts[:n_sp]) if at else tuple(op.shape)
             shape = _permute(shape, stage.layout)
             strides = _aligned_strides(shape, stage.storage_align)
             info.buffer = N.Buffer(op.name, shape, op.dtype, stage.scope, strides)
-            if stage.attach[0] == "at":
+            if at:
                 info.buf_min = list(mins[:n_sp])
         self.info[stage.name] = info
 
@@ -294,12 +311,10 @@ class _Lowerer:
         registers (cache_write "local" + reverse_compute_at relies on this).
         """
         info = self.info[stage.name]
-        if stage.attach[0] != "root" or stage.op.name in self.arg_buffer or stage.storage_align:
+        if not stage.is_root or stage.op.name in self.arg_buffer or stage.storage_align:
             return
         readers = [
-            c
-            for c in self.stages
-            if c.attach[0] != "inline" and c is not stage and self.reads(c, stage)
+            c for c in self.stages if not c.is_inlined and c is not stage and self.reads(c, stage)
         ]
         if not readers:
             return
@@ -308,10 +323,10 @@ class _Lowerer:
             chain = self.chain_to(c, stage)
             if not chain:
                 return
-            positions.append(stage.leaves.index(chain[-1].attach[2]))
+            positions.append(stage.leaves.index(chain[-1].attach.loop))
         pos = min(positions)
         first_reduce = next(
-            (k for k, lp in enumerate(stage.leaves) if stage.iters[lp].kind == "reduce"),
+            (k for k, lp in enumerate(stage.leaves) if stage.iters[lp].kind == IterKind.REDUCE),
             len(stage.leaves),
         )
         if stage.init_at in stage.leaves:
@@ -382,7 +397,7 @@ class _Lowerer:
         op: ComputeOp = stage.op
         values = self.root_values(stage)
         n_sp = len(op.axis)
-        if stage.attach[0] == "at" and op.name not in self.arg_buffer:
+        if isinstance(stage.attach, At) and op.name not in self.arg_buffer:
             out_idx = tuple(info.values[it.name] for it in stage.root[:n_sp])
         elif info.buf_min is not None:
             out_idx = tuple(_sub(values[iv.var], lo) for iv, lo in zip(op.axis, info.buf_min))
@@ -413,12 +428,12 @@ class _Lowerer:
 
     def loop(self, stage: Stage, leaf: str, body: N.Stmt, for_init: bool = False) -> N.Stmt:
         info = self.info[stage.name]
-        ann = stage.annotations.get(leaf, "")
+        ann = stage.annotations.get(leaf)
         kind, tag = "serial", ""
-        if ann in _KIND:
+        if isinstance(ann, ThreadBinding):
+            kind, tag = "thread_binding", ann.tag
+        elif ann is not None:
             kind = _KIND[ann]
-        elif ann:
-            kind, tag = "thread_binding", ann
         if for_init and kind == "parallel":
             kind = "serial"
         items = dict(stage.pragmas.get(leaf, {}))
@@ -441,7 +456,8 @@ class _Lowerer:
         update, init = self.stores(stage)
         leaves = stage.leaves
         first_reduce = next(
-            (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == "reduce"), None
+            (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == IterKind.REDUCE),
+            None,
         )
         if stage.init_at is not None and init is not None and stage.init_at in leaves:
             at = leaves.index(stage.init_at)
@@ -458,7 +474,7 @@ class _Lowerer:
             if k == first_reduce and init is not None:
                 init_nest = init
                 for leaf2 in reversed(leaves[k:]):
-                    if stage.iters[leaf2].kind == "spatial":
+                    if stage.iters[leaf2].kind == IterKind.SPATIAL:
                         init_nest = self.loop(stage, leaf2, init_nest, for_init=True)
                 stmt = N.seq(init_nest, stmt)
         if first_reduce is None and init is not None:
@@ -469,8 +485,8 @@ class _Lowerer:
         attached = self.attached.get((stage.name, leaf))
         if not attached:
             return inner
-        before = [p for p in attached if p.attach[0] == "at"]
-        after = [c for c in attached if c.attach[0] == "after"]
+        before = [p for p in attached if isinstance(p.attach, At)]
+        after = [c for c in attached if isinstance(c.attach, After)]
         out = N.seq(*[self.emit(p) for p in before], inner, *[self.emit(c) for c in after])
         for p in reversed(before):
             if p.op.name not in self.arg_buffer:  # an argument is written in place
@@ -484,14 +500,14 @@ class _Lowerer:
         self.var_names = {
             (s.name, leaf): self.fresh(leaf)
             for s in self.stages
-            if s.attach[0] != "inline"
+            if not s.is_inlined
             for leaf in s.leaves
         }
         for s in reversed(self.stages):
-            if s.attach[0] != "inline":
+            if not s.is_inlined:
                 self.ensure_info(s, ())
         for s in self.stages:
-            if s.attach[0] != "inline":
+            if not s.is_inlined:
                 self.check_reads_inside_producer(s)
 
     def check_reads_inside_producer(self, stage: Stage) -> None:
@@ -506,9 +522,9 @@ class _Lowerer:
         """
         below = [stage]
         cur = stage
-        while cur.attach[0] in ("at", "after"):
-            parent = self.by_name[cur.attach[1]]
-            if cur.attach[0] == "after" and cur is not stage and self.reads(stage, parent):
+        while isinstance(cur.attach, Nested):
+            parent = self.by_name[cur.attach.block]
+            if isinstance(cur.attach, After) and cur is not stage and self.reads(stage, parent):
                 self._check_read_within_box(stage, below, parent, cur)
             below.append(parent)  # no cycles: ensure_info has refused them already
             cur = parent
@@ -516,7 +532,7 @@ class _Lowerer:
     def _check_read_within_box(
         self, stage: Stage, below: list, producer: Stage, after: Stage
     ) -> None:
-        x = after.attach[2]
+        x = after.attach.loop
         pinfo = self.info[producer.name]
         inner = producer.leaves[producer.leaves.index(x) + 1 :]
         written_relax = {pinfo.leaf_vars[leaf]: (0, pinfo.extents[leaf] - 1) for leaf in inner}
@@ -541,9 +557,9 @@ class _Lowerer:
         """The loops around ``stage``'s own nest (of the stages it runs inside), outer first."""
         loops: list[tuple[Stage, str]] = []
         cur = stage
-        while cur.attach[0] in ("at", "after"):
-            parent = self.by_name[cur.attach[1]]
-            pos = parent.leaves.index(cur.attach[2])
+        while isinstance(cur.attach, Nested):
+            parent = self.by_name[cur.attach.block]
+            pos = parent.leaves.index(cur.attach.loop)
             loops = [(parent, lp) for lp in parent.leaves[: pos + 1]] + loops
             cur = parent
         return loops
@@ -575,7 +591,7 @@ class _Lowerer:
             var_ext[si.leaf_vars[lp]] = si.extents[lp]
         where = (
             f"stage {stage.name!r} is a function argument computed at "
-            f"{stage.attach[1]}.{stage.attach[2]}"
+            f"{stage.attach.block}.{stage.attach.loop}"
         )
         mins, exts = info.region_min[:n_sp], info.region_ext[:n_sp]
         dim_vars = [E.free_vars(m) for m in mins]
@@ -617,7 +633,7 @@ class _Lowerer:
         shared = [
             f"{st.name}.{lp}"
             for st, lp in loops
-            if st.annotations.get(lp, "") not in ("", "unroll", "vectorize")
+            if st.annotations.get(lp) not in (None, LoopKind.UNROLL, LoopKind.VECTORIZE)
         ]
         if overlap and shared and isinstance(self.body(stage), E.Reduce):
             raise LoweringError(
@@ -636,36 +652,36 @@ class _Lowerer:
             chain = " -> ".join(pending + (stage.name,))
             raise LoweringError(f"blocks are computed inside each other in a cycle: {chain}")
         pending = pending + (stage.name,)
-        if stage.attach[0] in ("at", "after"):
-            self.ensure_info(self.by_name[stage.attach[1]], pending)
-        if stage.attach[0] == "at":
+        if isinstance(stage.attach, Nested):
+            self.ensure_info(self.by_name[stage.attach.block], pending)
+        if isinstance(stage.attach, At):
             for c in self.stages:
-                if c.attach[0] != "inline" and c is not stage and self.reads(c, stage):
+                if not c.is_inlined and c is not stage and self.reads(c, stage):
                     self.ensure_info(c, pending)
         self.build_info(stage)
 
     def run(self) -> N.PrimFunc:
         """Lower the whole state into a PrimFunc."""
         for s in self.stages:
-            if s.attach[0] in ("at", "after"):
-                target = self.by_name.get(s.attach[1])
-                if target is None or s.attach[2] not in target.leaves:
+            if isinstance(s.attach, Nested):
+                target = self.by_name.get(s.attach.block)
+                if target is None or s.attach.loop not in target.leaves:
                     raise LoweringError(
-                        f"stage {s.name!r} is attached to {s.attach[1]}.{s.attach[2]}, "
+                        f"stage {s.name!r} is attached to {s.attach.block}.{s.attach.loop}, "
                         "which is not a loop of the schedule any more"
                     )
         self.infer()
         for s in self.stages:
-            if s.attach[0] == "at" and s.op.name in self.arg_buffer:
+            if isinstance(s.attach, At) and s.op.name in self.arg_buffer:
                 self.check_argument_written(s)
         for s in self.stages:
-            if s.attach[0] == "root":
+            if s.is_root:
                 self.compact(s)
-        body_parts = [self.emit(s) for s in self.stages if s.attach[0] == "root"]
+        body_parts = [self.emit(s) for s in self.stages if s.is_root]
         body = N.seq(*body_parts)
         for s in reversed(self.stages):
             if (
-                s.attach[0] in ("root", "after")
+                (s.is_root or isinstance(s.attach, After))
                 and s.op.name not in self.arg_buffer
                 and self.info[s.name].alloc_at is None
             ):
@@ -853,7 +869,5 @@ def infer_regions(state: State) -> dict[str, list[int]]:
     lw = _Lowerer(state, [], "main")
     lw.infer()
     return {
-        s.name: list(lw.info[s.name].region_ext)
-        for s in lw.stages
-        if s.attach[0] in ("at", "after")
+        s.name: list(lw.info[s.name].region_ext) for s in lw.stages if isinstance(s.attach, Nested)
     }

@@ -13,12 +13,20 @@ from ..dsl.intrin import reduce_identity
 from ..dsl.tensor import THREAD_TAGS, ComputeOp, Tensor
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
+from .loop_kinds import annotation
 from .state import (
+    INLINE,
+    ROOT,
+    After,
+    At,
     Fuse,
     Iter,
+    IterKind,
+    LoopKind,
     Split,
     Stage,
     State,
+    ThreadBinding,
     derive_extents,
     effective_consumers,
     effective_reads,
@@ -38,7 +46,7 @@ def compute_stage(state: State, block: str, prim: str) -> Stage:
     st = state.stage(block)
     if not st.is_compute:
         raise _err(prim, block, "is an input placeholder; only computed blocks are scheduled")
-    if st.attach[0] == "inline":
+    if st.is_inlined:
         raise _err(prim, block, "was inlined (compute_inline) and has no loops any more")
     return st
 
@@ -57,20 +65,6 @@ def leaf(state: State, block: str, loop: str, prim: str) -> Stage:
             )
         raise _err(prim, block, "no such loop", loop)
     return st
-
-
-def _move_attachments(state: State, block: str, old: str, new: str) -> None:
-    for s in state.stages.values():
-        if s.attach[0] in ("at", "after") and s.attach[1] == block and s.attach[2] == old:
-            s.attach = (s.attach[0], block, new)
-
-
-def _attached_to(state: State, block: str, loop: str) -> list[Stage]:
-    return [
-        s
-        for s in state.stages.values()
-        if s.attach[0] in ("at", "after") and s.attach[1] == block and s.attach[2] == loop
-    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -115,7 +109,7 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     st.leaves[pos : pos + 1] = names
     st.annotations.pop(loop, None)
     st.pragmas.pop(loop, None)
-    _move_attachments(state, block, loop, names[-1])
+    state.move_attachments(block, loop, names[-1])
     if st.init_at == loop:
         st.init_at = names[0]
     _set_extents(st)
@@ -153,8 +147,8 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
     if len(kinds) > 1:
         raise _err("fuse", block, "cannot fuse a spatial loop with a reduction loop", loops[0])
     for lp in loops[:-1]:
-        if _attached_to(state, block, lp):
-            who = ", ".join(s.name for s in _attached_to(state, block, lp))
+        if state.attached_to(block, lp):
+            who = ", ".join(s.name for s in state.attached_to(block, lp))
             raise _err(
                 "fuse",
                 block,
@@ -169,7 +163,7 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
     for lp in loops:
         st.annotations.pop(lp, None)
         st.pragmas.pop(lp, None)
-    _move_attachments(state, block, loops[-1], name)
+    state.move_attachments(block, loops[-1], name)
     if st.init_at in loops:
         st.init_at = name
     _set_extents(st)
@@ -193,27 +187,32 @@ def reorder(state: State, block: str, loops: list[str]) -> None:
 
 def _check_reduction_order(state: State, st: Stage, prim: str) -> None:
     first_reduce = next(
-        (k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == "reduce"), len(st.leaves)
+        (k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == IterKind.REDUCE),
+        len(st.leaves),
     )
-    for s in state.stages.values():
-        if s.attach[0] == "after" and s.attach[1] == st.name:
-            if st.leaves.index(s.attach[2]) >= first_reduce:
-                raise _err(
-                    prim,
-                    st.name,
-                    f"block {s.name!r} is computed after loop {s.attach[2]!r}, which would "
-                    "now be inside a reduction loop: it would read partial results",
-                )
+    for s in state.attached_to(st.name):
+        if isinstance(s.attach, After) and st.leaves.index(s.attach.loop) >= first_reduce:
+            raise _err(
+                prim,
+                st.name,
+                f"block {s.name!r} is computed after loop {s.attach.loop!r}, which would "
+                "now be inside a reduction loop: it would read partial results",
+            )
     if st.init_at is not None and st.leaves.index(st.init_at) > first_reduce:
         raise _err(prim, st.name, "the decomposed init would land inside a reduction loop")
 
 
 def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> None:
-    """Mark a loop parallel / vectorize / unroll, or bind it to a thread tag."""
+    """Mark a loop parallel / vectorize / unroll, or bind it to a thread tag.
+
+    ``kind`` is the user's spelling ("parallel", "vectorize", "unroll" or a thread tag
+    such as "threadIdx.x"); the stage stores the typed ``annotation`` of it.
+    """
     st = leaf(state, block, loop, prim)
-    is_reduce = st.iters[loop].kind == "reduce"
-    if kind in ("parallel", "vectorize") and is_reduce:
-        what = "parallelize" if kind == "parallel" else "vectorize"
+    ann = annotation(kind)
+    is_reduce = st.iters[loop].kind == IterKind.REDUCE
+    if ann in (LoopKind.PARALLEL, LoopKind.VECTORIZE) and is_reduce:
+        what = "parallelize" if ann == LoopKind.PARALLEL else "vectorize"
         raise _err(
             prim,
             block,
@@ -221,16 +220,16 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
             f"of {st.op.name!r}; {what} a spatial loop, or rfactor the reduction first",
             loop,
         )
-    if kind not in ("parallel", "vectorize", "unroll"):
-        if kind not in THREAD_TAGS:
+    if isinstance(ann, ThreadBinding):
+        if ann.tag not in THREAD_TAGS:
             raise _err(prim, block, f"unknown thread {kind!r}; use one of {THREAD_TAGS}", loop)
         if is_reduce:
             raise _err(prim, block, "binding a reduction loop to threads is not supported", loop)
-        for other, ann in st.annotations.items():
-            if ann == kind and other != loop:
+        for other, have in st.annotations.items():
+            if have == ann and other != loop:
                 raise _err(prim, block, f"{kind} is already bound to loop {other!r}", loop)
-    st.annotations[loop] = kind
-    if kind == "parallel":
+    st.annotations[loop] = ann
+    if ann == LoopKind.PARALLEL:
         _check_parallel_nesting(state, prim, block)
 
 
@@ -264,7 +263,7 @@ def _transitive_consumers(state: State, block: str) -> set[str]:
 
 def refresh_extents(state: State) -> None:
     """Recompute the root extents of attached stages from bound inference."""
-    if not any(s.attach[0] in ("at", "after") for s in state.stages.values()):
+    if not any(s.nested for s in state.stages.values()):
         return
     from .lower import infer_regions  # lowering imports this module's siblings only
 
@@ -307,7 +306,7 @@ def _revalidate_regions(state: State, prim: str, block: str) -> None:
     Only bound inference is needed (attachments and annotations did not change), and
     only when some block is computed inside ``block``'s loops.
     """
-    if any(s.attach[0] in ("at", "after") and s.attach[1] == block for s in state.stages.values()):
+    if state.attached_to(block):
         _refresh_regions(state, prim, block)
 
 
@@ -317,28 +316,17 @@ def _validate(state: State, prim: str, block: str) -> None:
     _check_parallel_nesting(state, prim, block)
 
 
-def _attach_chain(state: State, st: Stage) -> list[Stage]:
-    """``st`` and the stages it is computed inside, innermost first (ending at a root one)."""
-    chain = [st]
-    while chain[-1].attach[0] in ("at", "after") and len(chain) <= len(state.stages):
-        chain.append(state.stage(chain[-1].attach[1]))
-    return chain
-
-
 def _check_order(state: State, prim: str, block: str) -> None:
     """Every root-level producer must run before the top-level nest that reads it."""
     order = {name: k for k, name in enumerate(state.stages)}
-    live = [s for s in state.compute_stages() if s.attach[0] != "inline"]
+    live = [s for s in state.compute_stages() if not s.is_inlined]
     memo: dict = {}
     for reader in live:
-        top = _attach_chain(state, reader)[-1]
+        top = state.attach_chain(reader.name)[-1]
         late = [
             p
             for p in live
-            if p.attach[0] == "root"
-            and p is not reader
-            and p is not top
-            and order[p.name] > order[top.name]
+            if p.is_root and p is not reader and p is not top and order[p.name] > order[top.name]
         ]
         if not late:
             continue
@@ -361,16 +349,16 @@ def _check_order(state: State, prim: str, block: str) -> None:
 def _check_parallel_nesting(state: State, prim: str, block: str) -> None:
     """Reject a parallel loop inside another one: the CPU thread pool cannot nest them."""
     for st in state.compute_stages():
-        if st.attach[0] == "inline":
+        if st.is_inlined:
             continue
         par: list[tuple[str, str]] = []
-        chain = _attach_chain(state, st)
+        chain = state.attach_chain(st.name)
         for inner, outer in zip([None] + chain[:-1], chain):
-            stop = len(outer.leaves) if inner is None else outer.leaves.index(inner.attach[2]) + 1
+            stop = len(outer.leaves) if inner is None else outer.leaves.index(inner.attach.loop) + 1
             par = [
                 (outer.name, lp)
                 for lp in outer.leaves[:stop]
-                if outer.annotations.get(lp) == "parallel"
+                if outer.annotations.get(lp) == LoopKind.PARALLEL
             ] + par
         if len(par) > 1:
             (ob, ol), (ib, il) = par[0], par[1]
@@ -399,12 +387,9 @@ def compute_at(state: State, block: str, target: str, loop: str) -> None:
             "compute a producer at a loop of one of its consumers",
             loop,
         )
-    for s in state.stages.values():
-        if s.attach[0] in ("at", "after") and s.attach[1] == block:
-            chain_ok = s.name != target
-            if not chain_ok:
-                raise _err("compute_at", block, f"{target!r} is computed inside {block!r}")
-    st.attach = ("at", target, loop)
+    if target in {s.name for s in state.attached_to(block)}:
+        raise _err("compute_at", block, f"{target!r} is computed inside {block!r}")
+    st.attach = At(target, loop)
     _validate(state, "compute_at", block)
 
 
@@ -437,10 +422,10 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
     producers = [
         p
         for p in state.compute_stages()
-        if p.attach[0] != "inline" and p is not st and effective_reads(state, st, p)
+        if not p.is_inlined and p is not st and effective_reads(state, st, p)
     ]
     for p in producers:
-        if p.name != target and p.attach[0] == "root":
+        if p.name != target and p.is_root:
             if order.index(p.name) > order.index(target):
                 raise _err(
                     "reverse_compute_at",
@@ -449,7 +434,7 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
                     loop,
                 )
     first_reduce = next(
-        (k for k, lp in enumerate(tst.leaves) if tst.iters[lp].kind == "reduce"), None
+        (k for k, lp in enumerate(tst.leaves) if tst.iters[lp].kind == IterKind.REDUCE), None
     )
     if first_reduce is not None and tst.leaves.index(loop) >= first_reduce:
         raise _err(
@@ -460,7 +445,7 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
             "loop outside the reduction loops",
             loop,
         )
-    st.attach = ("after", target, loop)
+    st.attach = After(target, loop)
     _validate(state, "reverse_compute_at", block)
 
 
@@ -469,7 +454,7 @@ def compute_root(state: State, block: str) -> None:
     st = state.stage(block)
     if not st.is_compute:
         raise _err("compute_root", block, "is an input placeholder")
-    st.attach = ("root",)
+    st.attach = ROOT
     _set_root_extents(st)
     _validate(state, "compute_root", block)
 
@@ -496,14 +481,10 @@ def compute_inline(state: State, block: str) -> None:
         raise _err("compute_inline", block, "is an output of the function and must be computed")
     if not state.consumers(block):
         raise _err("compute_inline", block, "has no consumer to inline into")
-    attached = [
-        s.name
-        for s in state.stages.values()
-        if s.attach[0] in ("at", "after") and s.attach[1] == block
-    ]
+    attached = [s.name for s in state.attached_to(block)]
     if attached:
         raise _err("compute_inline", block, f"blocks {attached} are computed inside it")
-    st.attach = ("inline",)
+    st.attach = INLINE
     _validate(state, "compute_inline", block)
 
 
@@ -513,7 +494,7 @@ def reverse_compute_inline(state: State, block: str) -> None:
     op = st.op
     if op.reduce_axis:
         raise _err("reverse_compute_inline", block, "has a reduction; it cannot be inlined")
-    producers = [p for p in state.producers(block) if p.is_compute and p.attach[0] != "inline"]
+    producers = [p for p in state.producers(block) if p.is_compute and not p.is_inlined]
     if len(producers) != 1:
         raise _err(
             "reverse_compute_inline",
@@ -563,10 +544,9 @@ def reverse_compute_inline(state: State, block: str) -> None:
     st.annotations = {r(k): v for k, v in prod.annotations.items()}
     st.pragmas = {r(k): dict(v) for k, v in prod.pragmas.items()}
     st.attach = prod.attach
-    for s in state.stages.values():
-        if s.attach[0] in ("at", "after") and s.attach[1] == prod.name:
-            s.attach = (s.attach[0], block, r(s.attach[2]))
-    prod.attach = ("inline",)
+    for s in state.attached_to(prod.name):
+        s.attach = s.attach.retargeted(block, r(s.attach.loop))
+    prod.attach = INLINE
     _validate(state, "reverse_compute_inline", block)
 
 
@@ -640,11 +620,9 @@ def cache_read(
     cache = make_stage(cache_op)
     cache.scope = scope
     # before every reader, and before the nests readers were moved into (reverse_compute_at)
-    first = min(
-        (s.name for r in readers for s in _attach_chain(state, state.stage(r))), key=order.index
-    )
-    if src_stage.is_compute and src_stage.attach[0] != "inline":
-        src_top = _attach_chain(state, src_stage)[-1]
+    first = min((s.name for r in readers for s in state.attach_chain(r)), key=order.index)
+    if src_stage.is_compute and not src_stage.is_inlined:
+        src_top = state.attach_chain(src_stage.name)[-1]
         if order.index(src_top.name) >= order.index(first):
             raise _err(
                 "cache_read",
@@ -681,7 +659,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
         state.insert_after(block, copy_stage)
         _validate(state, "cache_write", block)
         return name
-    reduce_names = {it.name for it in st.iters.values() if it.kind == "reduce"}
+    reduce_names = {it.name for it in st.iters.values() if it.kind == IterKind.REDUCE}
     _check_nothing_at_reduce_loops(state, st, "cache_write")
     if any(
         (isinstance(r, Split) and r.parent in reduce_names)
@@ -707,7 +685,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
     copy_body = E.TensorLoad(compute.output(0), tuple(iv.var for iv in op.axis), op.dtype)
     st.op = ComputeOp(op.name, op.axis, (), (copy_body,), op.tag, dict(op.attrs))
     st.leaves = [lp for lp in st.leaves if lp not in reduce_names]
-    st.root = tuple(it for it in st.root if it.kind == "spatial")
+    st.root = tuple(it for it in st.root if it.kind == IterKind.SPATIAL)
     for n in reduce_names:
         st.iters.pop(n, None)
         st.annotations.pop(n, None)
@@ -723,8 +701,8 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
 def _check_nothing_at_reduce_loops(state: State, st: Stage, prim: str) -> None:
     """``prim`` replaces ``st``'s reduction loops: no block may be computed at one of them."""
     for lp in st.leaves:
-        if st.iters[lp].kind == "reduce" and _attached_to(state, st.name, lp):
-            who = ", ".join(repr(s.name) for s in _attached_to(state, st.name, lp))
+        if st.iters[lp].kind == IterKind.REDUCE and state.attached_to(st.name, lp):
+            who = ", ".join(repr(s.name) for s in state.attached_to(st.name, lp))
             raise _err(
                 prim,
                 st.name,
@@ -744,14 +722,14 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     st = leaf(state, block, loop, "rfactor")
     op: ComputeOp = st.op
     body = op.body[0]
-    if not isinstance(body, E.Reduce) or st.iters[loop].kind != "reduce":
+    if not isinstance(body, E.Reduce) or st.iters[loop].kind != IterKind.REDUCE:
         raise _err("rfactor", block, "rfactor needs a reduction loop", loop)
     _check_nothing_at_reduce_loops(state, st, "rfactor")
     ndim = len(op.axis)
     if not 0 <= factor_axis <= ndim:
         raise _err("rfactor", block, f"factor_axis must be in [0, {ndim}]", loop)
     extents = derive_extents(st)
-    reduce_leaves = [lp for lp in st.leaves if st.iters[lp].kind == "reduce"]
+    reduce_leaves = [lp for lp in st.leaves if st.iters[lp].kind == IterKind.REDUCE]
     rf_var = E.Var(loop)
     spatial = [E.IterVar(E.Var(iv.var.name), iv.dom, "spatial") for iv in op.axis]
     rf_axis = E.IterVar(rf_var, E.Range.of(0, extents[loop]), "spatial")
@@ -763,7 +741,7 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     ]
     leaf_values = {lp: iv.var for lp, iv in zip([x for x in reduce_leaves if x != loop], others)}
     leaf_values[loop] = rf_var
-    spatial_leaves = [lp for lp in st.leaves if st.iters[lp].kind == "spatial"]
+    spatial_leaves = [lp for lp in st.leaves if st.iters[lp].kind == IterKind.SPATIAL]
     for lp in spatial_leaves:
         leaf_values[lp] = E.IntImm(0)  # spatial values are not needed; keep pass_up happy
     values, guards = pass_up(st, leaf_values, extents)
@@ -804,7 +782,7 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
         dict(op.attrs),
     )
     # the write-back block keeps its spatial loops; its one reduction loop is new
-    reduce_names = {n for n, it in st.iters.items() if it.kind == "reduce"}
+    reduce_names = {n for n, it in st.iters.items() if it.kind == IterKind.REDUCE}
     st.relations = [
         r
         for r in st.relations
@@ -817,8 +795,8 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
         st.iters.pop(n)
         st.annotations.pop(n, None)
         st.pragmas.pop(n, None)
-    new_it = Iter(rk.var.name, extents[loop], "reduce")
-    st.root = tuple(it for it in st.root if it.kind == "spatial") + (new_it,)
+    new_it = Iter(rk.var.name, extents[loop], IterKind.REDUCE)
+    st.root = tuple(it for it in st.root if it.kind == IterKind.SPATIAL) + (new_it,)
     st.iters[new_it.name] = new_it
     st.leaves = [lp for lp in st.leaves if lp not in reduce_names] + [new_it.name]
     st.init_at = None
@@ -832,7 +810,7 @@ def decompose_reduction(state: State, block: str, loop: str) -> str:
     st = leaf(state, block, loop, "decompose_reduction")
     if not st.op.reduce_axis:
         raise _err("decompose_reduction", block, "is not a reduction", loop)
-    first_reduce = next(k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == "reduce")
+    first_reduce = next(k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == IterKind.REDUCE)
     if st.leaves.index(loop) > first_reduce:
         raise _err(
             "decompose_reduction",
