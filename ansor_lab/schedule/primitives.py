@@ -13,6 +13,7 @@ from ..dsl.intrin import reduce_identity
 from ..dsl.tensor import THREAD_TAGS, ComputeOp, Tensor
 from ..errors import LoweringError, ScheduleError
 from ..ir.nodes import SCOPES
+from .bounds import ReaderOutsideError, infer_regions
 from .loop_kinds import annotation
 from .state import (
     INLINE,
@@ -265,8 +266,6 @@ def refresh_extents(state: State) -> None:
     """Recompute the root extents of attached stages from bound inference."""
     if not any(s.nested for s in state.stages.values()):
         return
-    from .lower import infer_regions  # lowering imports this module's siblings only
-
     regions = infer_regions(state)
     for s in state.stages.values():
         if s.name not in regions:
@@ -289,8 +288,6 @@ def _refresh_regions(state: State, prim: str, block: str) -> None:
     infers every region afresh, and raises the same error if the final state is still
     invalid).
     """
-    from .lower import ReaderOutsideError
-
     try:
         refresh_extents(state)
     except ReaderOutsideError as err:
