@@ -26,10 +26,11 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
 from .regions import covered_lengths, relaxed_span, span_contains, union_spans
+from .loop_kinds import REDUCE, SPATIAL
 from .state import (
     After,
     At,
-    IterKind,
+    Inline,
     Nested,
     Stage,
     State,
@@ -153,7 +154,9 @@ class BoundInference:
         target = self.by_name[stage.attach.block]
         x = stage.attach.loop
         consumers = [
-            s for s in self.stages if not s.is_inlined and s is not stage and self.reads(s, stage)
+            s
+            for s in self.stages
+            if not isinstance(s.attach, Inline) and s is not stage and self.reads(s, stage)
         ]
         if not consumers:
             return full
@@ -260,7 +263,7 @@ class BoundInference:
         values, guards = pass_up(stage, leaf_vars, extents)
         # a region that may stick out of the tensor (attached stages) is guarded too
         for d, (it, lo) in enumerate(zip(stage.root, mins)):
-            if it.kind != IterKind.SPATIAL or isinstance(lo, E.IntImm):
+            if it.kind != SPATIAL or isinstance(lo, E.IntImm):
                 continue
             absolute = _add(lo, values[it.name])
             extent = stage.op.shape[d]
@@ -297,7 +300,9 @@ class BoundInference:
         if not stage.is_root or stage.op.name in self.arg_buffer or stage.storage_align:
             return
         readers = [
-            c for c in self.stages if not c.is_inlined and c is not stage and self.reads(c, stage)
+            c
+            for c in self.stages
+            if not isinstance(c.attach, Inline) and c is not stage and self.reads(c, stage)
         ]
         if not readers:
             return
@@ -309,7 +314,7 @@ class BoundInference:
             positions.append(stage.leaves.index(chain[-1].attach.loop))
         pos = min(positions)
         first_reduce = next(
-            (k for k, lp in enumerate(stage.leaves) if stage.iters[lp].kind == IterKind.REDUCE),
+            (k for k, lp in enumerate(stage.leaves) if stage.iters[lp].kind == REDUCE),
             len(stage.leaves),
         )
         if stage.init_at in stage.leaves:
@@ -350,14 +355,14 @@ class BoundInference:
         self.var_names = {
             (s.name, leaf): self.fresh(leaf)
             for s in self.stages
-            if not s.is_inlined
+            if not isinstance(s.attach, Inline)
             for leaf in s.leaves
         }
         for s in reversed(self.stages):
-            if not s.is_inlined:
+            if not isinstance(s.attach, Inline):
                 self.ensure_info(s, ())
         for s in self.stages:
-            if not s.is_inlined:
+            if not isinstance(s.attach, Inline):
                 self.check_reads_inside_producer(s)
 
     def check_reads_inside_producer(self, stage: Stage) -> None:
@@ -415,7 +420,7 @@ class BoundInference:
             self.ensure_info(self.by_name[stage.attach.block], pending)
         if isinstance(stage.attach, At):
             for c in self.stages:
-                if not c.is_inlined and c is not stage and self.reads(c, stage):
+                if not isinstance(c.attach, Inline) and c is not stage and self.reads(c, stage):
                     self.ensure_info(c, pending)
         self.build_info(stage)
 

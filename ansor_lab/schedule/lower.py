@@ -25,13 +25,14 @@ from ..ir.simplify import simplify_stmt
 from ..ir.verify import verify
 from .argument_cover import box_counts, first_unwritten
 from .bounds import BoundInference, permute
-from .state import After, At, IterKind, LoopKind, Nested, Stage, State, ThreadBinding
+from .loop_kinds import PARALLEL, REDUCE, SPATIAL, UNROLL, VECTORIZE
+from .state import After, At, Nested, Stage, State, ThreadBinding
 
 #: the IR's ``For`` kind of each annotated loop kind
 _KIND = {
-    LoopKind.PARALLEL: "parallel",
-    LoopKind.VECTORIZE: "vectorized",
-    LoopKind.UNROLL: "unrolled",
+    PARALLEL: "parallel",
+    VECTORIZE: "vectorized",
+    UNROLL: "unrolled",
 }
 
 
@@ -143,7 +144,7 @@ class _Lowerer(BoundInference):
         update, init = self.stores(stage)
         leaves = stage.leaves
         first_reduce = next(
-            (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == IterKind.REDUCE),
+            (k for k, leaf in enumerate(leaves) if stage.iters[leaf].kind == REDUCE),
             None,
         )
         if stage.init_at is not None and init is not None and stage.init_at in leaves:
@@ -161,7 +162,7 @@ class _Lowerer(BoundInference):
             if k == first_reduce and init is not None:
                 init_nest = init
                 for leaf2 in reversed(leaves[k:]):
-                    if stage.iters[leaf2].kind == IterKind.SPATIAL:
+                    if stage.iters[leaf2].kind == SPATIAL:
                         init_nest = self.loop(stage, leaf2, init_nest, for_init=True)
                 stmt = N.seq(init_nest, stmt)
         if first_reduce is None and init is not None:
@@ -261,7 +262,7 @@ class _Lowerer(BoundInference):
         shared = [
             f"{st.name}.{lp}"
             for st, lp in loops
-            if st.annotations.get(lp) not in (None, LoopKind.UNROLL, LoopKind.VECTORIZE)
+            if st.annotations.get(lp) not in (None, UNROLL, VECTORIZE)
         ]
         if overlap and shared and isinstance(self.body(stage), E.Reduce):
             raise LoweringError(

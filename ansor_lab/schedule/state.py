@@ -10,13 +10,13 @@ so a trace replays on a fresh state of the same workload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..dsl.dag import topo_order
 from ..dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from ..errors import ScheduleError
 from .attachment import INLINE, ROOT, After, At, Attachment, Inline, Nested, Root
-from .loop_kinds import Annotation, IterKind, LoopKind, ThreadBinding
+from .loop_kinds import REDUCE, SPATIAL, Annotation, IterKind, LoopKind, ThreadBinding
 
 
 @dataclass(frozen=True)
@@ -116,16 +116,23 @@ class Stage:
         return self.attach if isinstance(self.attach, Nested) else None
 
     def copy(self) -> Stage:
-        """A copy whose lists and dicts can be changed independently."""
-        return replace(
-            self,
-            iters=dict(self.iters),
-            leaves=list(self.leaves),
-            relations=list(self.relations),
-            annotations=dict(self.annotations),
-            pragmas={k: dict(v) for k, v in self.pragmas.items()},
-            storage_align=dict(self.storage_align),
-        )
+        """A copy whose lists and dicts can be changed independently.
+
+        Every field is carried over as it is (a new field needs no change here), then the
+        mutable containers are replaced by copies: what ``dataclasses.replace`` would do,
+        without re-running ``__init__`` over all fields, which made copying a state (once
+        per schedule step, every stage) 2.5x slower and trace replay 25% slower.
+        """
+        fields = self.__dict__.copy()
+        fields["iters"] = dict(self.iters)
+        fields["leaves"] = list(self.leaves)
+        fields["relations"] = list(self.relations)
+        fields["annotations"] = dict(self.annotations)
+        fields["pragmas"] = {k: dict(v) for k, v in self.pragmas.items()}
+        fields["storage_align"] = dict(self.storage_align)
+        new = object.__new__(Stage)
+        new.__dict__ = fields
+        return new
 
     def uses(self, iter_name: str) -> bool:
         """True if ``iter_name`` is a current loop of this stage."""
@@ -137,8 +144,8 @@ def make_stage(op: Operation, block: str | None = None) -> Stage:
     block = block or op.name
     if not isinstance(op, ComputeOp):
         return Stage(block, op, (), {}, [])
-    root = tuple(Iter(iv.var.name, int(iv.dom.extent), IterKind.SPATIAL) for iv in op.axis) + tuple(
-        Iter(iv.var.name, int(iv.dom.extent), IterKind.REDUCE) for iv in op.reduce_axis
+    root = tuple(Iter(iv.var.name, int(iv.dom.extent), SPATIAL) for iv in op.axis) + tuple(
+        Iter(iv.var.name, int(iv.dom.extent), REDUCE) for iv in op.reduce_axis
     )
     names = [it.name for it in root]
     if len(set(names)) != len(names):
@@ -303,13 +310,15 @@ class State:
             s.attach = s.attach.moved_to(new)
 
     def copy(self) -> State:
-        """A copy that primitives may change without touching this one."""
-        return replace(
-            self,
-            stages={n: s.copy() for n, s in self.stages.items()},
-            outputs=list(self.outputs),
-            args=list(self.args) if self.args is not None else None,
-        )
+        """A copy that primitives may change without touching this one (as ``Stage.copy``:
+        every field carried over, then fresh containers for the ones primitives change)."""
+        fields = self.__dict__.copy()
+        fields["stages"] = {n: s.copy() for n, s in self.stages.items()}
+        fields["outputs"] = list(self.outputs)
+        fields["args"] = list(self.args) if self.args is not None else None
+        new = object.__new__(State)
+        new.__dict__ = fields
+        return new
 
     def __deepcopy__(self, memo):  # ops are shared, never copied
         return self.copy()
@@ -423,7 +432,7 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
             values[rel.parent] = acc
             if stride != extents[rel.parent]:
                 cond = E.LT(acc, E.IntImm(extents[rel.parent]))
-                guards.append((cond, stage.iters[rel.parent].kind == IterKind.REDUCE))
+                guards.append((cond, stage.iters[rel.parent].kind == REDUCE))
         else:
             fused = values[rel.fused]
             stride = 1
@@ -443,7 +452,10 @@ def inlined_body(state: State, stage: Stage, memo: dict | None = None):
     memo = {} if memo is None else memo
     if stage.name in memo:
         return memo[stage.name]
-    inline_ops = {s.op.name: s for s in state.stages.values() if s.is_compute and s.is_inlined}
+    # (isinstance rather than the properties: this runs for every stage at every step)
+    inline_ops = {
+        s.op.name: s for s in state.stages.values() if isinstance(s.attach, Inline) and s.is_compute
+    }
 
     def visit(e):
         if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
@@ -476,8 +488,8 @@ def effective_consumers(state: State, block: str) -> list[Stage]:
     return [
         s
         for s in state.stages.values()
-        if s.is_compute
-        and not s.is_inlined
+        if not isinstance(s.attach, Inline)
+        and s.is_compute
         and s is not producer
         and effective_reads(state, s, producer)
     ]

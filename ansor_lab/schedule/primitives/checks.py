@@ -9,14 +9,15 @@ from __future__ import annotations
 from ...dsl import expr as E
 from ...errors import LoweringError
 from ..bounds import ReaderOutsideError, infer_regions
-from ..state import Iter, LoopKind, State, inlined_body
+from ..loop_kinds import PARALLEL
+from ..state import Inline, Iter, Nested, Root, State, inlined_body
 
 from .common import set_extents, step_error
 
 
 def refresh_extents(state: State) -> None:
     """Recompute the root extents of attached stages from bound inference."""
-    if not any(s.nested for s in state.stages.values()):
+    if not any(isinstance(s.attach, Nested) for s in state.stages.values()):
         return
     regions = infer_regions(state)
     for s in state.stages.values():
@@ -60,6 +61,7 @@ def revalidate_regions(state: State, prim: str, block: str) -> None:
 
 
 def validate(state: State, prim: str, block: str) -> None:
+    """Every check after a step that moved a block or changed what it computes."""
     refresh_regions(state, prim, block)
     check_order(state, prim, block)
     check_parallel_nesting(state, prim, block)
@@ -68,14 +70,14 @@ def validate(state: State, prim: str, block: str) -> None:
 def check_order(state: State, prim: str, block: str) -> None:
     """Every root-level producer must run before the top-level nest that reads it."""
     order = {name: k for k, name in enumerate(state.stages)}
-    live = [s for s in state.compute_stages() if not s.is_inlined]
+    # (isinstance rather than the Stage properties: this runs over stage pairs every step)
+    live = [s for s in state.compute_stages() if not isinstance(s.attach, Inline)]
+    roots = [s for s in live if isinstance(s.attach, Root)]
     memo: dict = {}
     for reader in live:
         top = state.attach_chain(reader.name)[-1]
         late = [
-            p
-            for p in live
-            if p.is_root and p is not reader and p is not top and order[p.name] > order[top.name]
+            p for p in roots if p is not reader and p is not top and order[p.name] > order[top.name]
         ]
         if not late:
             continue
@@ -98,7 +100,7 @@ def check_order(state: State, prim: str, block: str) -> None:
 def check_parallel_nesting(state: State, prim: str, block: str) -> None:
     """Reject a parallel loop inside another one: the CPU thread pool cannot nest them."""
     for st in state.compute_stages():
-        if st.is_inlined:
+        if isinstance(st.attach, Inline):
             continue
         par: list[tuple[str, str]] = []
         chain = state.attach_chain(st.name)
@@ -107,7 +109,7 @@ def check_parallel_nesting(state: State, prim: str, block: str) -> None:
             par = [
                 (outer.name, lp)
                 for lp in outer.leaves[:stop]
-                if outer.annotations.get(lp) == LoopKind.PARALLEL
+                if outer.annotations.get(lp) == PARALLEL
             ] + par
         if len(par) > 1:
             (ob, ol), (ib, il) = par[0], par[1]

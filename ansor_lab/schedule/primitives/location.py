@@ -4,6 +4,7 @@ reverse_compute_inline, with the checks that decide whether a block may go there
 from __future__ import annotations
 
 from ...dsl import expr as E
+from ..loop_kinds import REDUCE
 from ..state import (
     INLINE,
     ROOT,
@@ -11,7 +12,6 @@ from ..state import (
     At,
     Fuse,
     Iter,
-    IterKind,
     Split,
     Stage,
     State,
@@ -98,7 +98,7 @@ def reverse_compute_at(state: State, block: str, target: str, loop: str) -> None
                     loop,
                 )
     first_reduce = next(
-        (k for k, lp in enumerate(tst.leaves) if tst.iters[lp].kind == IterKind.REDUCE), None
+        (k for k, lp in enumerate(tst.leaves) if tst.iters[lp].kind == REDUCE), None
     )
     if first_reduce is not None and tst.leaves.index(loop) >= first_reduce:
         raise step_error(

@@ -4,13 +4,11 @@ bind) and pragma."""
 from __future__ import annotations
 
 from ...dsl.tensor import THREAD_TAGS
-from ..loop_kinds import annotation
+from ..loop_kinds import PARALLEL, REDUCE, VECTORIZE, annotation
 from ..state import (
     After,
     Fuse,
     Iter,
-    IterKind,
-    LoopKind,
     Split,
     Stage,
     State,
@@ -134,7 +132,7 @@ def reorder(state: State, block: str, loops: list[str]) -> None:
 
 def _check_reduction_order(state: State, st: Stage, prim: str) -> None:
     first_reduce = next(
-        (k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == IterKind.REDUCE),
+        (k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == REDUCE),
         len(st.leaves),
     )
     for s in state.attached_to(st.name):
@@ -157,9 +155,9 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
     """
     st = leaf(state, block, loop, prim)
     ann = annotation(kind)
-    is_reduce = st.iters[loop].kind == IterKind.REDUCE
-    if ann in (LoopKind.PARALLEL, LoopKind.VECTORIZE) and is_reduce:
-        what = "parallelize" if ann == LoopKind.PARALLEL else "vectorize"
+    is_reduce = st.iters[loop].kind == REDUCE
+    if ann in (PARALLEL, VECTORIZE) and is_reduce:
+        what = "parallelize" if ann == PARALLEL else "vectorize"
         raise step_error(
             prim,
             block,
@@ -180,7 +178,7 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
             if have == ann and other != loop:
                 raise step_error(prim, block, f"{kind} is already bound to loop {other!r}", loop)
     st.annotations[loop] = ann
-    if ann == LoopKind.PARALLEL:
+    if ann == PARALLEL:
         check_parallel_nesting(state, prim, block)
 
 

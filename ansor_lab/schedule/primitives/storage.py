@@ -7,7 +7,8 @@ from ...dsl import expr as E
 from ...dsl.intrin import reduce_identity
 from ...dsl.tensor import ComputeOp, Tensor
 from ...ir.nodes import SCOPES
-from ..state import Fuse, Iter, IterKind, Split, Stage, State, derive_extents, make_stage, pass_up
+from ..loop_kinds import REDUCE, SPATIAL
+from ..state import Fuse, Iter, Split, Stage, State, derive_extents, make_stage, pass_up
 
 from .checks import validate
 from .common import compute_stage, leaf, step_error
@@ -118,7 +119,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
         state.insert_after(block, copy_stage)
         validate(state, "cache_write", block)
         return name
-    reduce_names = {it.name for it in st.iters.values() if it.kind == IterKind.REDUCE}
+    reduce_names = {it.name for it in st.iters.values() if it.kind == REDUCE}
     _check_nothing_at_reduce_loops(state, st, "cache_write")
     if any(
         (isinstance(r, Split) and r.parent in reduce_names)
@@ -144,7 +145,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
     copy_body = E.TensorLoad(compute.output(0), tuple(iv.var for iv in op.axis), op.dtype)
     st.op = ComputeOp(op.name, op.axis, (), (copy_body,), op.tag, dict(op.attrs))
     st.leaves = [lp for lp in st.leaves if lp not in reduce_names]
-    st.root = tuple(it for it in st.root if it.kind == IterKind.SPATIAL)
+    st.root = tuple(it for it in st.root if it.kind == SPATIAL)
     for n in reduce_names:
         st.iters.pop(n, None)
         st.annotations.pop(n, None)
@@ -160,7 +161,7 @@ def cache_write(state: State, block: str, scope: str, te_style: bool = False) ->
 def _check_nothing_at_reduce_loops(state: State, st: Stage, prim: str) -> None:
     """``prim`` replaces ``st``'s reduction loops: no block may be computed at one of them."""
     for lp in st.leaves:
-        if st.iters[lp].kind == IterKind.REDUCE and state.attached_to(st.name, lp):
+        if st.iters[lp].kind == REDUCE and state.attached_to(st.name, lp):
             who = ", ".join(repr(s.name) for s in state.attached_to(st.name, lp))
             raise step_error(
                 prim,
@@ -181,14 +182,14 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     st = leaf(state, block, loop, "rfactor")
     op: ComputeOp = st.op
     body = op.body[0]
-    if not isinstance(body, E.Reduce) or st.iters[loop].kind != IterKind.REDUCE:
+    if not isinstance(body, E.Reduce) or st.iters[loop].kind != REDUCE:
         raise step_error("rfactor", block, "rfactor needs a reduction loop", loop)
     _check_nothing_at_reduce_loops(state, st, "rfactor")
     ndim = len(op.axis)
     if not 0 <= factor_axis <= ndim:
         raise step_error("rfactor", block, f"factor_axis must be in [0, {ndim}]", loop)
     extents = derive_extents(st)
-    reduce_leaves = [lp for lp in st.leaves if st.iters[lp].kind == IterKind.REDUCE]
+    reduce_leaves = [lp for lp in st.leaves if st.iters[lp].kind == REDUCE]
     rf_var = E.Var(loop)
     spatial = [E.IterVar(E.Var(iv.var.name), iv.dom, "spatial") for iv in op.axis]
     rf_axis = E.IterVar(rf_var, E.Range.of(0, extents[loop]), "spatial")
@@ -200,7 +201,7 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
     ]
     leaf_values = {lp: iv.var for lp, iv in zip([x for x in reduce_leaves if x != loop], others)}
     leaf_values[loop] = rf_var
-    spatial_leaves = [lp for lp in st.leaves if st.iters[lp].kind == IterKind.SPATIAL]
+    spatial_leaves = [lp for lp in st.leaves if st.iters[lp].kind == SPATIAL]
     for lp in spatial_leaves:
         leaf_values[lp] = E.IntImm(0)  # spatial values are not needed; keep pass_up happy
     values, guards = pass_up(st, leaf_values, extents)
@@ -241,7 +242,7 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
         dict(op.attrs),
     )
     # the write-back block keeps its spatial loops; its one reduction loop is new
-    reduce_names = {n for n, it in st.iters.items() if it.kind == IterKind.REDUCE}
+    reduce_names = {n for n, it in st.iters.items() if it.kind == REDUCE}
     st.relations = [
         r
         for r in st.relations
@@ -254,8 +255,8 @@ def rfactor(state: State, block: str, loop: str, factor_axis: int = 0) -> str:
         st.iters.pop(n)
         st.annotations.pop(n, None)
         st.pragmas.pop(n, None)
-    new_it = Iter(rk.var.name, extents[loop], IterKind.REDUCE)
-    st.root = tuple(it for it in st.root if it.kind == IterKind.SPATIAL) + (new_it,)
+    new_it = Iter(rk.var.name, extents[loop], REDUCE)
+    st.root = tuple(it for it in st.root if it.kind == SPATIAL) + (new_it,)
     st.iters[new_it.name] = new_it
     st.leaves = [lp for lp in st.leaves if lp not in reduce_names] + [new_it.name]
     st.init_at = None
@@ -269,7 +270,7 @@ def decompose_reduction(state: State, block: str, loop: str) -> str:
     st = leaf(state, block, loop, "decompose_reduction")
     if not st.op.reduce_axis:
         raise step_error("decompose_reduction", block, "is not a reduction", loop)
-    first_reduce = next(k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == IterKind.REDUCE)
+    first_reduce = next(k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == REDUCE)
     if st.leaves.index(loop) > first_reduce:
         raise step_error(
             "decompose_reduction",
