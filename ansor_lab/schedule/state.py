@@ -10,7 +10,8 @@ so a trace replays on a fresh state of the same workload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 from ..dsl.dag import topo_order
 from ..dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
@@ -118,25 +119,28 @@ class Stage:
     def copy(self) -> Stage:
         """A copy whose lists and dicts can be changed independently.
 
-        Every field is carried over as it is (a new field needs no change here), then the
-        mutable containers are replaced by copies: what ``dataclasses.replace`` would do,
-        without re-running ``__init__`` over all fields, which made copying a state (once
-        per schedule step, every stage) 2.5x slower and trace replay 25% slower.
+        Every field is carried over (read by ``_STAGE_FIELDS``, made from the dataclass's
+        fields, so a new field needs no change here), then the mutable containers are
+        replaced by copies. This is ``dataclasses.replace`` at the speed of a positional
+        constructor: a state is copied at every schedule step, and ``replace`` made trace
+        replay 25% slower.
         """
-        fields = self.__dict__.copy()
-        fields["iters"] = dict(self.iters)
-        fields["leaves"] = list(self.leaves)
-        fields["relations"] = list(self.relations)
-        fields["annotations"] = dict(self.annotations)
-        fields["pragmas"] = {k: dict(v) for k, v in self.pragmas.items()}
-        fields["storage_align"] = dict(self.storage_align)
-        new = object.__new__(Stage)
-        new.__dict__ = fields
+        new = Stage(*_STAGE_FIELDS(self))
+        new.iters = dict(self.iters)
+        new.leaves = list(self.leaves)
+        new.relations = list(self.relations)
+        new.annotations = dict(self.annotations)
+        new.pragmas = {k: dict(v) for k, v in self.pragmas.items()}
+        new.storage_align = dict(self.storage_align)
         return new
 
     def uses(self, iter_name: str) -> bool:
         """True if ``iter_name`` is a current loop of this stage."""
         return iter_name in self.leaves
+
+
+#: all fields of a Stage, in constructor order (``Stage.copy`` carries each one over)
+_STAGE_FIELDS = attrgetter(*(f.name for f in fields(Stage)))
 
 
 def make_stage(op: Operation, block: str | None = None) -> Stage:
@@ -310,19 +314,20 @@ class State:
             s.attach = s.attach.moved_to(new)
 
     def copy(self) -> State:
-        """A copy that primitives may change without touching this one (as ``Stage.copy``:
-        every field carried over, then fresh containers for the ones primitives change)."""
-        fields = self.__dict__.copy()
-        fields["stages"] = {n: s.copy() for n, s in self.stages.items()}
-        fields["outputs"] = list(self.outputs)
-        fields["args"] = list(self.args) if self.args is not None else None
-        new = object.__new__(State)
-        new.__dict__ = fields
+        """A copy that primitives may change without touching this one (every field carried
+        over as in ``Stage.copy``, then fresh containers for the ones primitives change)."""
+        new = State(*_STATE_FIELDS(self))
+        new.stages = {n: s.copy() for n, s in self.stages.items()}
+        new.outputs = list(self.outputs)
+        new.args = list(self.args) if self.args is not None else None
         return new
 
     def __deepcopy__(self, memo):  # ops are shared, never copied
         return self.copy()
 
+
+#: all fields of a State, in constructor order (``State.copy`` carries each one over)
+_STATE_FIELDS = attrgetter(*(f.name for f in fields(State)))
 
 __all__ = [
     "Iter",
