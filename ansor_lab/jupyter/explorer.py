@@ -218,7 +218,7 @@ class ScheduleExplorer:
     @property
     def blocks(self) -> list[str]:
         """Blocks that still have loops (inlined ones excluded), producers first."""
-        return [st.name for st in self.schedule.state.compute_stages() if st.attach[0] != "inline"]
+        return [st.name for st in self.schedule.state.compute_stages() if not st.is_inlined]
 
     def loops(self, block: str | None = None) -> list[LoopInfo]:
         """The loops around ``block`` now (those of blocks it is computed inside included)."""

@@ -21,7 +21,7 @@ from .instruction_kind import REGISTRY, instruction
 from .lower import lower_state
 from .sampling import sample_categorical as _draw_categorical
 from .sampling import sample_perfect_tile as _draw_tile
-from .state import State, derive_extents
+from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
 from .trace import BlockRV, ExprRV, Instruction, LoopRV, RV, Trace, TraceData
 
 
@@ -34,8 +34,9 @@ def _index_map_text(perm: list) -> str:
 
 #: kind name -> declaration, read without loading (this module is what fills it)
 _DECLARED = REGISTRY.declared
-_ROOT = ("__root__",)
-_INLINE = ("__inline__",)
+_ROOT = ROOT  # the special loops sample_compute_location returns; get() names them
+_INLINE = INLINE
+_SPECIAL_NAME = {ROOT: "__root__", INLINE: "__inline__"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class BlockInfo:
     name: str
     writes: str
     scope: str
-    attach: tuple
+    attach: Attachment
 
 
 class Schedule:
@@ -276,7 +277,7 @@ class Schedule:
         if isinstance(rv, LoopRV):
             value = self._lookup(rv, LoopRV, "get")
             if value in (_ROOT, _INLINE):
-                return value[0]
+                return _SPECIAL_NAME[value]
             block, name = value
             st = P.leaf(self.state, block, name, "get")
             return LoopInfo(
@@ -284,7 +285,7 @@ class Schedule:
                 name,
                 derive_extents(st)[name],
                 st.iters[name].kind,
-                st.annotations.get(name, ""),
+                str(st.annotations.get(name, "")),
             )
         raise ScheduleError(f"get: not a schedule handle: {rv!r}")
 
@@ -314,13 +315,7 @@ class Schedule:
 
     def _enclosing_loops(self, block: str) -> list[tuple[str, str]]:
         st = P.compute_stage(self.state, block, "get_loops")
-        loops = [(block, lp) for lp in st.leaves]
-        while st.attach[0] in ("at", "after"):
-            target = self.state.stage(st.attach[1])
-            pos = target.leaves.index(st.attach[2])
-            loops = [(target.name, lp) for lp in target.leaves[: pos + 1]] + loops
-            st = target
-        return loops
+        return self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves]
 
     @instruction("GetLoops", inputs=("block",), pure=True, outputs="list")
     def get_loops(self, block: Any) -> list[LoopRV]:
@@ -351,15 +346,13 @@ class Schedule:
         todo = [
             s.name
             for s in stages
-            if s.attach[0] in ("at", "after") and s.attach[1] == owner and s.attach[2] in inner
+            if isinstance(s.attach, Nested) and s.attach.block == owner and s.attach.loop in inner
         ]
         while todo:  # a block computed inside a nested block is nested too
             name = todo.pop()
             if name not in found:
                 found.add(name)
-                todo += [
-                    s.name for s in stages if s.attach[0] in ("at", "after") and s.attach[1] == name
-                ]
+                todo += [s.name for s in self.state.attached_to(name)]
         names = [s.name for s in stages if s.name in found]
         return self._step(
             "GetChildBlocks",
@@ -1651,7 +1644,7 @@ class Schedule:
     def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
         """Loops ``block`` may be computed at: every loop of its single consumer."""
         b = self._block(block, "sample_compute_location")
-        consumers = [c for c in self.state.consumers(b) if c.attach[0] != "inline"]
+        consumers = [c for c in self.state.consumers(b) if not c.is_inlined]
         if len(consumers) != 1:
             return []
         c = consumers[0]

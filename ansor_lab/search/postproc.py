@@ -13,11 +13,7 @@ from .sketch import MAX_INNERMOST
 
 
 def _attached_loops(sch: Schedule, block: str) -> set:
-    return {
-        s.attach[2]
-        for s in sch.state.stages.values()
-        if s.attach[0] in ("at", "after") and s.attach[1] == block
-    }
+    return {s.attach.loop for s in sch.state.attached_to(block)}
 
 
 def parallelize(sch: Schedule, block: str, depth: int) -> None:
@@ -68,10 +64,10 @@ def apply_postproc(sch: Schedule) -> None:
     """Read the ``ansor.*`` annotations and apply the steps they ask for."""
     sch.enter_postproc()
     for st in list(sch.state.compute_stages()):
-        if st.attach[0] == "inline":
+        if st.is_inlined:
             continue
         ann = st.pragmas.get("", {})
-        if st.attach[0] == "root":
+        if st.is_root:
             depth = int(ann.get("ansor.parallel", 0))
             if depth > 0:
                 try:
@@ -80,6 +76,6 @@ def apply_postproc(sch: Schedule) -> None:
                     pass  # nothing fusable at the top: stays serial
         vectorize_innermost(sch, st.name)
         unroll = int(ann.get("ansor.unroll", 0))
-        if unroll > 0 and sch.state.stage(st.name).attach[0] == "root":
+        if unroll > 0 and sch.state.stage(st.name).is_root:
             loops = sch.get_loops(sch.get_block(st.name))
             sch.annotate(loops[0], "pragma_auto_unroll_max_step", unroll)

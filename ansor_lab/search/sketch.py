@@ -133,7 +133,7 @@ def fusible_consumer(state: State, st: Stage) -> Stage | None:
     if len(consumers) != 1:
         return None
     c = consumers[0]
-    if not is_injective(c) or c.attach[0] != "root" or tuple(c.op.shape) != tuple(st.op.shape):
+    if not is_injective(c) or not c.is_root or tuple(c.op.shape) != tuple(st.op.shape):
         return None
     axis = [iv.var for iv in c.op.axis]
     reads = effective_reads(state, c, st)
@@ -530,7 +530,7 @@ def generate_sketches(
         remaining = [
             st
             for st in reversed(sch.state.compute_stages())
-            if st.name not in done and st.attach[0] != "inline"
+            if st.name not in done and not st.is_inlined
         ]
         nxt = None
         for st in remaining:
@@ -566,16 +566,16 @@ def annotate_sampling(sch: Schedule, num_cores: int) -> None:
     """
     state = sch.state
     for st in list(state.compute_stages()):
-        if st.attach[0] == "inline":
+        if st.is_inlined:
             continue
         tiled = any(r for r in st.relations)
-        if not tiled and st.attach[0] == "root":
+        if not tiled and st.is_root:
             consumers = effective_consumers(state, st.name)
             if len(consumers) == 1 and not state.is_output(st):
                 loc = sch.sample_compute_location(sch.get_block(st.name))
                 sch.compute_at(sch.get_block(st.name), loc)
         st = sch.state.stage(st.name)
-        if st.attach[0] == "inline":
+        if st.is_inlined:
             continue
         if not tiled:
             inner = st.leaves[-1] if st.leaves else None
@@ -589,7 +589,7 @@ def annotate_sampling(sch: Schedule, num_cores: int) -> None:
                 loop = sch.get_loops(sch.get_block(st.name))[-1]
                 tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
                 sch.split(loop, tiles)
-        if sch.state.stage(st.name).attach[0] == "root":
+        if sch.state.stage(st.name).is_root:
             b = sch.get_block(st.name)
             probs = [1.0 / len(UNROLL_CHOICES)] * len(UNROLL_CHOICES)
             sch.annotate(b, "ansor.unroll", sch.sample_categorical(list(UNROLL_CHOICES), probs))

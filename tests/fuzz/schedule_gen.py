@@ -144,7 +144,7 @@ class Fuzzer:
 
     # -- what there is to schedule -----------------------------------------------------
     def blocks(self) -> list[str]:
-        return [s.name for s in self.sch.state.compute_stages() if s.attach[0] != "inline"]
+        return [s.name for s in self.sch.state.compute_stages() if not s.is_inlined]
 
     def pick(self, seq: list, label: str = "") -> object:
         return self.c.choice(seq, label) if seq else None
@@ -174,7 +174,7 @@ class Fuzzer:
                 if s.is_compute and s.name not in out:
                     out.append(s.name)
                     todo.append(s.name)
-        return [n for n in out if state.stages[n].attach[0] != "inline"]
+        return [n for n in out if not state.stages[n].is_inlined]
 
     # -- steps -------------------------------------------------------------------------
     def split(self) -> None:

@@ -1,8 +1,8 @@
 """Fuzzing the dense-box analysis that ``reverse_compute_at`` relies on.
 
 A consumer computed after loop ``x`` of its producer runs on the box the producer wrote
-in one iteration of ``x``; lowering (``_covered_lengths``) decides from the split/fuse
-relations whether that set is a box and how long it is per axis. Here random splits
+in one iteration of ``x``; bound inference (``regions.covered_lengths``) decides from the
+split/fuse relations whether that set is a box and how long it is per axis. Here random splits
 (non-dividing ones included), fuses and reorders of a small 1-3-d stage are enumerated
 point by point: whenever the analysis says "box", every iteration of the outer loops must
 write exactly a box whose sides fit the predicted lengths. (Seeded ``random`` rather than
@@ -19,7 +19,7 @@ import pytest
 from ansor_lab import te
 from ansor_lab.errors import ScheduleError
 from ansor_lab.schedule import primitives as P
-from ansor_lab.schedule.lower import _covered_lengths
+from ansor_lab.schedule.regions import covered_lengths
 from ansor_lab.schedule.state import Split, State, derive_extents
 
 
@@ -85,7 +85,7 @@ def test_covered_box_is_exact(seed: int) -> None:
 def _check_cover(s, pos: int) -> bool:
     """Enumerate the writes of each iteration of the loops up to ``pos``; True if claimed."""
     extents = derive_extents(s)
-    covered = _covered_lengths(s, set(s.leaves[pos + 1 :]), extents)
+    covered = covered_lengths(s, set(s.leaves[pos + 1 :]), extents)
     roots = [it.name for it in s.root]
     if any(covered[r] is None for r in roots):
         return False  # not claimed to be a box (reverse_compute_at refuses it)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from schedule_helpers import check, chain, elementwise3, matmul_exp, schedule
 
 from ansor_lab import te
+from ansor_lab.schedule.attachment import INLINE, ROOT, After, At
 
 
 def test_compute_at_allocates_the_region_inside_the_loop():
@@ -14,7 +15,7 @@ def test_compute_at_allocates_the_region_inside_the_loop():
     i, _ = sch.get_loops(sch.get_block("C"))
     io, _ = sch.split(i, [None, 8])
     sch.compute_at(sch.get_block("B"), io)
-    assert sch.get(sch.get_block("B")).attach == ("at", "C", "i_0")
+    assert sch.get(sch.get_block("B")).attach == At("C", "i_0")
     check(
         sch,
         [A, C],
@@ -161,7 +162,7 @@ def test_reverse_compute_at_fuses_the_epilogue_into_the_matmul_tile():
     i, j, _ = sch.get_loops(sch.get_block("C"))
     _, yo, _, _ = sch.tile(i, j, 16, 8)
     sch.reverse_compute_at(sch.get_block("D"), yo)
-    assert sch.get(sch.get_block("D")).attach == ("after", "C", "j_0")
+    assert sch.get(sch.get_block("D")).attach == After("C", "j_0")
     check(
         sch,
         [A, B, D],
@@ -218,7 +219,7 @@ def test_compute_inline_substitutes_into_every_reader():
     D = te.compute((16, 16), lambda i, j: B[i, j] - C[i, j], name="D")
     sch = schedule([A, D])
     sch.compute_inline(sch.get_block("B"))
-    assert sch.get(sch.get_block("B")).attach == ("inline",)
+    assert sch.get(sch.get_block("B")).attach == INLINE
     check(
         sch,
         [A, D],
@@ -280,7 +281,7 @@ def test_compute_root_undoes_compute_at():
     b = sch.get_block("B")
     sch.compute_at(b, io)
     sch.compute_root(b)
-    assert sch.get(b).attach == ("root",)
+    assert sch.get(b).attach == ROOT
     check(
         sch,
         [A, C],

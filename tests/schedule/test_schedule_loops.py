@@ -17,6 +17,7 @@ from schedule_helpers import (
 import ansor_lab as tvm
 from ansor_lab import tir
 from ansor_lab.errors import IRError
+from ansor_lab.schedule.attachment import ROOT
 
 
 def test_unscheduled_matmul_lowers_to_the_naive_nest():
@@ -380,7 +381,7 @@ def test_get_block_and_get_loops_and_get():
     sch = schedule([A, B, C])
     blk = sch.get_block("C")
     info = sch.get(blk)
-    assert (info.name, info.writes, info.scope, info.attach) == ("C", "C", "global", ("root",))
+    assert (info.name, info.writes, info.scope, info.attach) == ("C", "C", "global", ROOT)
     loops = sch.get_loops(blk)
     infos = [sch.get(x) for x in loops]
     assert [(x.name, x.extent, x.kind) for x in infos] == [

@@ -1,0 +1,198 @@
+"""Loop transformations: split, fuse, reorder, annotate (parallel, vectorize, unroll,
+bind) and pragma."""
+
+from __future__ import annotations
+
+from ...dsl.tensor import THREAD_TAGS
+from ..loop_kinds import PARALLEL, REDUCE, VECTORIZE, annotation
+from ..state import (
+    After,
+    Fuse,
+    Iter,
+    Split,
+    Stage,
+    State,
+    ThreadBinding,
+    derive_extents,
+)
+
+from .checks import check_parallel_nesting, revalidate_regions
+from .common import compute_stage, leaf, set_extents, step_error
+
+
+def split(state: State, block: str, loop: str, factors: list) -> list[str]:
+    """Split ``loop`` into ``len(factors)`` loops; one factor may be None (inferred)."""
+    st = leaf(state, block, loop, "split")
+    extent = derive_extents(st)[loop]
+    if len(factors) < 2:
+        raise step_error("split", block, f"needs at least two factors, got {factors!r}", loop)
+    nones = [k for k, f in enumerate(factors) if f is None]
+    if len(nones) > 1:
+        raise step_error("split", block, f"at most one factor may be None, got {factors!r}", loop)
+    for f in factors:
+        if f is not None and (not isinstance(f, int) or isinstance(f, bool) or f < 1):
+            raise step_error(
+                "split", block, f"factors must be positive ints or None, got {f!r}", loop
+            )
+    known = 1
+    for f in factors:
+        if f is not None:
+            known *= f
+    if nones:
+        factors = list(factors)
+        factors[nones[0]] = -(-extent // known)
+    elif known != extent:
+        raise step_error(
+            "split",
+            block,
+            f"factors {list(factors)} multiply to {known} but the loop has extent {extent}; "
+            "make them multiply to the extent, or put None for the one to infer",
+            loop,
+        )
+    kind = st.iters[loop].kind
+    names = []
+    for k in range(len(factors)):
+        name = st.fresh_name(f"{loop}_{k}")
+        st.iters[name] = Iter(name, 0, kind)
+        names.append(name)
+    st.relations.append(Split(loop, tuple(names), tuple(factors[1:])))
+    pos = st.leaves.index(loop)
+    st.leaves[pos : pos + 1] = names
+    st.annotations.pop(loop, None)
+    st.pragmas.pop(loop, None)
+    state.move_attachments(block, loop, names[-1])
+    if st.init_at == loop:
+        st.init_at = names[0]
+    set_extents(st)
+    revalidate_regions(state, "split", block)
+    return names
+
+
+def fuse(state: State, block: str, loops: list[str]) -> str:
+    """Fuse adjacent loops (outer to inner) into one."""
+    if not loops:
+        raise step_error("fuse", block, "needs at least one loop")
+    st = compute_stage(state, block, "fuse")
+    for lp in loops:
+        leaf(state, block, lp, "fuse")
+    if len(loops) == 1:
+        return loops[0]
+    pos = [st.leaves.index(lp) for lp in loops]
+    if pos != list(range(pos[0], pos[0] + len(loops))):
+        raise step_error(
+            "fuse",
+            block,
+            f"loops {loops} are not adjacent and in order (current order: {st.leaves}); "
+            "reorder them first",
+            loops[0],
+        )
+    kinds = {st.iters[lp].kind for lp in loops}
+    if len(kinds) > 1:
+        raise step_error(
+            "fuse", block, "cannot fuse a spatial loop with a reduction loop", loops[0]
+        )
+    for lp in loops[:-1]:
+        if state.attached_to(block, lp):
+            who = ", ".join(s.name for s in state.attached_to(block, lp))
+            raise step_error(
+                "fuse",
+                block,
+                f"block(s) {who} are computed at this loop, which fuse would remove; "
+                "fuse first, then compute_at",
+                lp,
+            )
+    name = st.fresh_name("_".join(loops) + "_fused")
+    st.iters[name] = Iter(name, 0, kinds.pop())
+    st.relations.append(Fuse(tuple(loops), name))
+    st.leaves[pos[0] : pos[0] + len(loops)] = [name]
+    for lp in loops:
+        st.annotations.pop(lp, None)
+        st.pragmas.pop(lp, None)
+    state.move_attachments(block, loops[-1], name)
+    if st.init_at in loops:
+        st.init_at = name
+    set_extents(st)
+    revalidate_regions(state, "fuse", block)
+    return name
+
+
+def reorder(state: State, block: str, loops: list[str]) -> None:
+    """Put ``loops`` in the given order, in the positions they occupy together."""
+    st = compute_stage(state, block, "reorder")
+    for lp in loops:
+        leaf(state, block, lp, "reorder")
+    if len(set(loops)) != len(loops):
+        raise step_error("reorder", block, f"a loop is listed twice in {loops}")
+    slots = sorted(st.leaves.index(lp) for lp in loops)
+    for slot, lp in zip(slots, loops):
+        st.leaves[slot] = lp
+    _check_reduction_order(state, st, "reorder")
+    revalidate_regions(state, "reorder", block)
+
+
+def _check_reduction_order(state: State, st: Stage, prim: str) -> None:
+    first_reduce = next(
+        (k for k, lp in enumerate(st.leaves) if st.iters[lp].kind == REDUCE),
+        len(st.leaves),
+    )
+    for s in state.attached_to(st.name):
+        if isinstance(s.attach, After) and st.leaves.index(s.attach.loop) >= first_reduce:
+            raise step_error(
+                prim,
+                st.name,
+                f"block {s.name!r} is computed after loop {s.attach.loop!r}, which would "
+                "now be inside a reduction loop: it would read partial results",
+            )
+    if st.init_at is not None and st.leaves.index(st.init_at) > first_reduce:
+        raise step_error(prim, st.name, "the decomposed init would land inside a reduction loop")
+
+
+def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> None:
+    """Mark a loop parallel / vectorize / unroll, or bind it to a thread tag.
+
+    ``kind`` is the user's spelling ("parallel", "vectorize", "unroll" or a thread tag
+    such as "threadIdx.x"); the stage stores the typed ``annotation`` of it.
+    """
+    st = leaf(state, block, loop, prim)
+    ann = annotation(kind)
+    is_reduce = st.iters[loop].kind == REDUCE
+    if ann in (PARALLEL, VECTORIZE) and is_reduce:
+        what = "parallelize" if ann == PARALLEL else "vectorize"
+        raise step_error(
+            prim,
+            block,
+            f"cannot {what} a reduction loop: its iterations all update the same element "
+            f"of {st.op.name!r}; {what} a spatial loop, or rfactor the reduction first",
+            loop,
+        )
+    if isinstance(ann, ThreadBinding):
+        if ann.tag not in THREAD_TAGS:
+            raise step_error(
+                prim, block, f"unknown thread {kind!r}; use one of {THREAD_TAGS}", loop
+            )
+        if is_reduce:
+            raise step_error(
+                prim, block, "binding a reduction loop to threads is not supported", loop
+            )
+        for other, have in st.annotations.items():
+            if have == ann and other != loop:
+                raise step_error(prim, block, f"{kind} is already bound to loop {other!r}", loop)
+    st.annotations[loop] = ann
+    if ann == PARALLEL:
+        check_parallel_nesting(state, prim, block)
+
+
+def pragma(state: State, block: str, loop: str | None, key: str, value: object) -> None:
+    """Attach ``key = value`` to a loop (or, with loop None, to the block's outermost loop)."""
+    st = compute_stage(state, block, "annotate")
+    if loop is not None:
+        leaf(state, block, loop, "annotate")
+    if not isinstance(key, str) or not key:
+        raise step_error(
+            "annotate", block, f"annotation key must be a non-empty string, got {key!r}"
+        )
+    if not isinstance(value, (int, float, str, bool)):
+        raise step_error(
+            "annotate", block, f"annotation value must be a number or string: {value!r}"
+        )
+    st.pragmas.setdefault(loop or "", {})[key] = value
