@@ -370,7 +370,7 @@ class Schedule:
         found, todo = set(), [st.name for st in self.state.producers(b)]
         while todo:
             st = self.state.stage(todo.pop())
-            if st.attach[0] == "inline":
+            if st.is_inlined:
                 todo += [p.name for p in self.state.producers(st.name)]
             elif st.is_compute:
                 found.add(st.name)
@@ -391,7 +391,7 @@ class Schedule:
         found, todo = set(), [st.name for st in self.state.consumers(b)]
         while todo:
             st = self.state.stage(todo.pop())
-            if st.attach[0] == "inline":
+            if st.is_inlined:
                 todo += [c.name for c in self.state.consumers(st.name)]
             else:
                 found.add(st.name)
