@@ -1,0 +1,239 @@
+"""The sampling steps of ``tir.Schedule``: sample_perfect_tile, sample_categorical,
+sample_compute_location, and the postproc marker.
+
+A mixin of :class:`~ansor_lab.schedule.tir_schedule.Schedule`; a sampling instruction
+records its decision in the trace, and replaying with another decision is how the search
+mutates programs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Sequence
+
+from ..errors import ScheduleError
+from . import primitives as P
+from .instruction_kind import instruction
+from .sampling import sample_categorical as _draw_categorical
+from .sampling import sample_perfect_tile as _draw_tile
+from .state import derive_extents
+from .state import INLINE, ROOT
+from .trace import ExprRV, LoopRV
+
+
+class SamplingSteps:
+    """The sampling instructions of a block-style schedule (mixed into ``tir.Schedule``)."""
+
+    # -- sampling ---------------------------------------------------------------------
+    @instruction(
+        "SamplePerfectTile",
+        inputs=("loop",),
+        attrs=("n", "max_innermost_factor"),
+        sampling=True,
+        pure=True,
+        outputs="list",
+    )
+    def sample_perfect_tile(
+        self,
+        loop: LoopRV,
+        n: int,
+        max_innermost_factor: int = 16,
+        decision: Sequence[int] | None = None,
+    ) -> list[ExprRV]:
+        """Draw ``n`` tile sizes whose product is the loop's extent (a recorded decision).
+
+        Pass the returned values to ``split`` as its factors. Unless ``decision`` is given, the tile
+        sizes are drawn at random among those whose innermost one is at most
+        ``max_innermost_factor``; the decision is recorded in the trace, where the search mutates
+        it.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            i_factors = sch.sample_perfect_tile(i, n=2, decision=[4, 16])
+            sch.split(i, factors=i_factors)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i_0 in range(4):
+                    for i_1 in range(16):
+                        for j in range(64):
+                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+        """
+        block, name = self._loop(loop, "sample_perfect_tile")
+        extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
+        if n < 1:
+            raise ScheduleError("sample_perfect_tile: n must be at least 1")
+        if decision is None:
+            decision = _draw_tile(self._rng, extent, n, max_innermost_factor)
+        decision = [int(d) for d in decision]
+        prod = 1
+        for d in decision:
+            prod *= d
+        if len(decision) != n or prod != extent or min(decision) < 1:
+            raise ScheduleError(
+                f"sample_perfect_tile: decision {decision} does not split loop {name!r} of "
+                f"extent {extent} into {n} factors"
+            )
+        return self._step(
+            "SamplePerfectTile",
+            {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
+            lambda s: decision,
+            lambda ds: [self._new(ExprRV, d) for d in ds],
+            decision=list(decision),
+        )
+
+    @instruction(
+        "SampleCategorical",
+        attrs=("candidates", "probs"),
+        sampling=True,
+        pure=True,
+        outputs="one",
+    )
+    def sample_categorical(
+        self, candidates: Sequence[int], probs: Sequence[float], decision: int | None = None
+    ) -> ExprRV:
+        """Draw one of ``candidates`` with probabilities ``probs`` (a recorded decision).
+
+        The returned value is used like an int, e.g. as an annotation value; the decision is the
+        index of the chosen candidate, recorded in the trace.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            i, j = sch.get_loops(sch.get_block("B"))
+            v = sch.sample_categorical([0, 16, 64], [0.4, 0.3, 0.3], decision=1)
+            sch.annotate(i, "pragma_auto_unroll_max_step", v)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+                # stage "B"
+                for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+        """
+        candidates = [int(c) for c in candidates]
+        probs = [float(p) for p in probs]
+        if len(candidates) != len(probs) or not candidates:
+            raise ScheduleError("sample_categorical: candidates and probs must have one length")
+        if decision is None:
+            decision = _draw_categorical(self._rng, probs)
+        if not 0 <= int(decision) < len(candidates):
+            raise ScheduleError(f"sample_categorical: decision {decision} out of range")
+        d = int(decision)
+        return self._step(
+            "SampleCategorical",
+            {"candidates": candidates, "probs": probs},
+            lambda s: candidates[d],
+            lambda v: [self._new(ExprRV, v)],
+            decision=d,
+        )[0]
+
+    def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
+        """Loops ``block`` may be computed at: every loop of its single consumer."""
+        b = self._block(block, "sample_compute_location")
+        consumers = [c for c in self.state.consumers(b) if not c.is_inlined]
+        if len(consumers) != 1:
+            return []
+        c = consumers[0]
+        # every loop of the single consumer encloses its reads, so each is a legal place;
+        # (trying compute_at on each would cost a bound inference per loop)
+        return [(c.name, lp) for lp in c.leaves]
+
+    @instruction(
+        "SampleComputeLocation",
+        inputs=("block",),
+        sampling=True,
+        pure=True,
+        outputs="one",
+    )
+    def sample_compute_location(self, block: Any, decision: int | None = None) -> LoopRV:
+        """Draw where to compute ``block``: -2 inline, -1 root, k the k-th candidate loop.
+
+        The candidates are the loops of the block's single consumer; pass the returned location to
+        ``compute_at``, which then computes the block there (or inlines it, or leaves it at the
+        root). The decision is recorded in the trace.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                B = T.alloc_buffer((64, 64), "float32")
+                # stage "B"
+                for i in range(64):
+                    for j in range(64):
+                        B[i, j] = A[i, j] * T.float32(2.0)
+                # stage "C"
+                for i_1 in range(64):
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+
+        Schedule::
+
+            sch = tir.Schedule(before)
+            B = sch.get_block("B")
+            loc = sch.sample_compute_location(B, decision=0)
+            sch.compute_at(B, loc)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+                # stage "C"
+                for i_1 in range(64):
+                    B = T.alloc_buffer((1, 64), "float32")
+                    # stage "B"
+                    for j in range(64):
+                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                    for j_1 in range(64):
+                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+        """
+        b = self._block(block, "sample_compute_location")
+        cands = self.compute_location_candidates(block)
+        st = self.state.stage(b)
+        inlinable = not st.op.reduce_axis and not self.state.is_output(st)
+        choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
+        if decision is None:
+            decision = self._rng.choice(choices)
+        if decision not in choices:
+            raise ScheduleError(
+                f"sample_compute_location: decision {decision} is not one of {choices}"
+            )
+        value = INLINE if decision == -2 else ROOT if decision == -1 else cands[decision]
+        return self._step(
+            "SampleComputeLocation",
+            {"block": block},
+            lambda s: value,
+            lambda v: [self._new(LoopRV, v)],
+            decision=int(decision),
+        )[0]
