@@ -41,13 +41,13 @@ __all__ = [
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext ansor_lab``: rich displays and the ``%ansor_target`` magic."""
-    from .jupyter.extension import load_ipython_extension as load
+    from .jupyter.extension import load_ipython_extension as load  # noqa: PLC0415 - IPython only
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
     """``%unload_ext ansor_lab``: remove what ``load_ipython_extension`` registered."""
-    from .jupyter.extension import unload_ipython_extension as unload
+    from .jupyter.extension import unload_ipython_extension as unload  # noqa: PLC0415
 
     unload(ipython)

@@ -30,10 +30,10 @@ from .search.features import FEATURE_NAMES, program_features, store_features
 from .search.policy import PreloadMeasuredStates, SketchPolicy
 from .search.sketch import RULES, Sketch, generate_sketches
 from .search.task import (
+    WORKLOAD_FUNC_REGISTRY,
     HardwareParams,
     SearchTask,
     TuningOptions,
-    WORKLOAD_FUNC_REGISTRY,
     register_workload,
 )
 from .search.task_scheduler import TaskScheduler
@@ -87,6 +87,6 @@ def tune_widget(task, trials: int = 200, **tuning_kwargs):
     Returns the widget ``w`` (``w.wait()``, ``w.stop()``, ``w.done``, ``w.result``); the
     keyword arguments are described in ``ansor_lab.jupyter.tune_widget.tune_widget``.
     """
-    from .jupyter.tune_widget import tune_widget as _tune_widget
+    from .jupyter.tune_widget import tune_widget as _tune_widget  # noqa: PLC0415 - ipywidgets
 
     return _tune_widget(task, trials, **tuning_kwargs)

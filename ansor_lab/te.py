@@ -46,9 +46,6 @@ from .dsl.intrin import (
     truncmod,
 )
 from .dsl.reference import evaluate
-from .dsl.unsupported import comm_reducer, extern, scan, size_var
-from .schedule.te_schedule import Schedule, create_schedule
-from .schedule.create import create_prim_func
 from .dsl.tensor import (
     ComputeOp,
     Operation,
@@ -60,6 +57,9 @@ from .dsl.tensor import (
     thread_axis,
     var,
 )
+from .dsl.unsupported import comm_reducer, extern, scan, size_var
+from .schedule.create import create_prim_func
+from .schedule.te_schedule import Schedule, create_schedule
 
 __all__ = [
     "ComputeDAG",

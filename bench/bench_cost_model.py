@@ -37,12 +37,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from bench_tune import WORKLOADS  # noqa: E402
+
 import ansor_lab as tvm  # noqa: E402
 from ansor_lab import auto_scheduler  # noqa: E402
 from ansor_lab.schedule.lower import lower_state  # noqa: E402
 from ansor_lab.search.task import schedule_from_record  # noqa: E402
-
-from bench_tune import WORKLOADS  # noqa: E402
 
 
 def collect(names: list[str], trials: int, threads: int, sampler: str, log_dir: str) -> list:

@@ -23,6 +23,8 @@ import functools
 
 import llvmlite.binding as llvm
 
+from .target import host_cpu
+
 #: The compiler-rt names LLVM calls for half conversions, defined below.
 HALF_LIBCALLS = ("__extendhfsf2", "__truncsfhf2", "__truncdfhf2")
 
@@ -108,8 +110,7 @@ define half @__truncdfhf2(double %x) {
 def install_half_support() -> dict[str, int]:
     """Compile the half conversions and make them visible to JIT code; returns
     {name: address}. Idempotent: the engine lives as long as the process."""
-    from .llvm import target_machine
-    from .target import host_cpu
+    from .llvm import target_machine  # noqa: PLC0415 - llvm imports this module
 
     mod = llvm.parse_assembly(_HALF_IR)
     mod.verify()

@@ -31,7 +31,6 @@ from llvmlite import ir
 
 from ..dsl.visitor import Visitor
 from ..errors import CodegenError
-
 from .access import MAX_LANES, MAX_WHOLE_LANES
 from .llvm_expr import ExprEmitter
 from .llvm_memory import MemoryEmitter

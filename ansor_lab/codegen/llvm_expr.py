@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..dsl.visitor import EXPR
 from ..errors import CodegenError
-from .llvm_types import INT_FOLD, I32, ModuleContext, int_constant, llvm_type
+from .llvm_types import I32, INT_FOLD, ModuleContext, int_constant, llvm_type
 
 _CMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 

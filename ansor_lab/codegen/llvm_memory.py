@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from ..ir import nodes as N
 from . import access as A

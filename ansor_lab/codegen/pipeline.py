@@ -28,8 +28,7 @@ from ..ir import nodes as N
 from ..ir.passes import unroll_by_pragma
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
-from . import access as A
-from . import transpose_copy
+from . import access as A, transpose_copy
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
 

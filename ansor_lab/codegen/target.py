@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import llvmlite.binding as llvm
+
 from ..errors import AnsorLabError
 
 KINDS = ("llvm", "cuda")
@@ -25,7 +27,6 @@ class TargetError(AnsorLabError, ValueError):
 @functools.cache
 def host_cpu() -> tuple[str, str]:
     """(LLVM CPU name, feature string) of this machine."""
-    import llvmlite.binding as llvm
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()

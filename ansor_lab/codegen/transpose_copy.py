@@ -26,8 +26,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form, simplify_expr
 

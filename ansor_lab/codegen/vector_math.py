@@ -7,8 +7,7 @@ import math
 
 from llvmlite import ir
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from .llvm_types import I32, llvm_type
 

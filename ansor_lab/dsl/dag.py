@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from ..errors import DSLError
-from . import dtypes
-from . import expr as E
+from . import dtypes, expr as E
 from .intrin import FLOAT_UNARY
 from .serialize import dag_to_json, structure_hash
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor

@@ -21,7 +21,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-
 from ..errors import DSLError, DTypeError
 from . import dtypes
 
@@ -137,7 +136,7 @@ class PrimExpr(ExprOp):
         return structural_hash(self)
 
     def __repr__(self) -> str:
-        from .printer import expr_to_str
+        from .printer import expr_to_str  # noqa: PLC0415 - printer imports expr
 
         return expr_to_str(self)
 

@@ -6,8 +6,7 @@ import builtins
 from collections.abc import Sequence
 
 from ..errors import DSLError, DTypeError
-from . import dtypes
-from . import expr as E
+from . import dtypes, expr as E
 
 #: Float-only unary intrinsics, evaluated like numpy's functions of the same name.
 FLOAT_UNARY = ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "floor", "ceil", "round")

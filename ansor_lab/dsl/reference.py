@@ -8,14 +8,14 @@ as in compiled code. Integer semantics follow ``expr``'s module docstring.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import numpy as np
 
 from ..errors import ReferenceEvaluationError
-from . import dtypes
-from . import expr as E
+from . import dtypes, expr as E
 from .dag import ComputeDAG
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .visitor import EXPR, Visitor
@@ -30,7 +30,6 @@ def _np(dtype: str) -> np.dtype:
 
 def _erf(x: np.ndarray) -> np.ndarray:
     # math.erf is exact; vectorize it (the reference favours exactness over speed)
-    import math
 
     out = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
     return out.astype(x.dtype)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..errors import DSLError, DTypeError
-from . import dtypes
-from . import expr as E
+from . import dtypes, expr as E
 from .intrin import any_reduce
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..dsl.printer import register_printer
 from ..errors import IRError
 
@@ -128,7 +127,7 @@ class Stmt:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        from .printer import stmt_to_str
+        from .printer import stmt_to_str  # noqa: PLC0415 - printer imports nodes
 
         return stmt_to_str(self)
 
@@ -288,7 +287,7 @@ class PrimFunc:
 
     def script(self) -> str:
         """TVMScript-like text of the function."""
-        from .printer import func_to_str
+        from .printer import func_to_str  # noqa: PLC0415 - printer imports nodes
 
         return func_to_str(self)
 

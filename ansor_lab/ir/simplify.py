@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
+from ..dsl.printer import text
 from . import nodes as N
 from .passes import push_scoped_pragmas
 from .visitor import EXPR, IRMutator
@@ -179,7 +179,6 @@ def linear_form(e: E.PrimExpr) -> tuple[dict, int] | None:
 
 def _term_key(item: tuple) -> tuple:
     term, coeff = item
-    from ..dsl.printer import text
 
     return (-abs(coeff), text(term))
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..dsl.visitor import EXPR, STMT, Visitor
 from ..errors import IRError
 from . import nodes as N

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .explorer import _PARAMS, OPS, divisors, _default_factor
+from .explorer import _PARAMS, OPS, _default_factor, divisors
 
 CSS_CLASS = "ansor-explorer"
 

@@ -54,8 +54,7 @@ def highlight(
     any sanitizer); longer code uses classes and one scoped ``<style>`` element, which is
     about ten times smaller.
     """
-    from pygments import highlight as pyg_highlight
-    from pygments import lexers
+    from pygments import highlight as pyg_highlight, lexers
     from pygments.formatters import HtmlFormatter
 
     note = ""

@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .records import ErrorNo, MeasureInput, MeasureResult
+from ..dsl.tensor import PlaceholderOp
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
+from .records import ErrorNo, MeasureInput, MeasureResult
 
 
 @dataclass
@@ -264,6 +265,5 @@ class ProgramMeasurer:
 
 
 def _is_input(t: Any) -> bool:
-    from ..dsl.tensor import PlaceholderOp
 
     return isinstance(t.op, PlaceholderOp)

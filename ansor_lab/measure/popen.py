@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Any
 
+from .workers import handle
+
 _HEADER = struct.Struct("<Q")
 
 
@@ -138,7 +140,6 @@ class PopenWorker:
 
 def serve() -> None:
     """The worker's loop: read a request, answer it, until stdin closes."""
-    from .workers import handle
 
     inp = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
     out_fd = os.dup(sys.stdout.fileno())

@@ -15,11 +15,14 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterator
 
-from ..codegen.target import as_target
+import llvmlite
+import llvmlite.binding as llvm
+
+from ..codegen.target import as_target, host_cpu
 from ..errors import AnsorLabError
 
 RECORD_VERSION = 1
@@ -41,10 +44,8 @@ class ErrorNo(enum.IntEnum):
 
 def versions() -> dict:
     """Versions that decide whether a record is still valid."""
-    import llvmlite
-    import llvmlite.binding as llvm
 
-    from .. import __version__
+    from .. import __version__  # noqa: PLC0415 - the package imports this module
 
     try:
         llvm_version = ".".join(map(str, llvm.llvm_version_info))
@@ -55,7 +56,6 @@ def versions() -> dict:
 
 def target_digest(target: Any) -> str:
     """A short digest of what the code depends on in a target (CPU name and features)."""
-    from ..codegen.target import host_cpu
 
     feats = host_cpu()[1] if getattr(target, "kind", "llvm") == "llvm" else ""
     text = f"{target}|{feats}"

@@ -6,8 +6,8 @@ import ctypes
 import statistics
 import time
 import warnings
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

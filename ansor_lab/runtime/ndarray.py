@@ -8,6 +8,7 @@ import numpy as np
 
 from ..dsl import dtypes
 from ..errors import RuntimeArgumentError
+from .cuda_support import cuda_available
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,6 @@ class Device:
         """Whether this device is present on the machine."""
         if self.kind == "cpu":
             return True
-        from .cuda_support import cuda_available
 
         return cuda_available()
 

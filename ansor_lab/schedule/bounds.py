@@ -25,8 +25,8 @@ from ..dsl.tensor import Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
-from .regions import covered_lengths, relaxed_span, span_contains, union_spans
 from .loop_kinds import REDUCE, SPATIAL
+from .regions import covered_lengths, relaxed_span, span_contains, union_spans
 from .state import (
     After,
     At,

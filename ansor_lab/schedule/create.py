@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dsl.tensor import Tensor
+from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
 from .ignored import warn_ignored
@@ -24,7 +24,6 @@ class PrimFuncSource:
 
 
 def _is_placeholder(t: Tensor) -> bool:
-    from ..dsl.tensor import PlaceholderOp
 
     return isinstance(t.op, PlaceholderOp)
 

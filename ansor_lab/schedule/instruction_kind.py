@@ -105,7 +105,7 @@ class _Registry(Mapping):
     def _load(self) -> dict[str, InstructionKind]:
         if not self._loaded:
             self._loaded = True
-            from . import tir_schedule  # noqa: F401 - the import cycle is why it is lazy
+            from . import tir_schedule  # noqa: F401, PLC0415 - the import cycle is why it is lazy
 
         return self._kinds
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
+from ..dsl import expr as E
 from ..dsl.dag import topo_order
 from ..dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from ..errors import ScheduleError
@@ -359,7 +360,6 @@ def unique_names(roots: list[Tensor]) -> dict:
     ops are left untouched; returns id(old tensor) -> new tensor for every op that was
     rebuilt (empty when all names were distinct already).
     """
-    from ..dsl import expr as E
 
     order = topo_order(roots)
     counts: dict[str, int] = {}
@@ -421,7 +421,6 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
     values; each guard is ``(condition, is_reduce)`` for a split that does not divide its
     loop (``parent < extent`` must hold for the iteration to be real).
     """
-    from ..dsl import expr as E
 
     values = dict(leaf_values)
     guards = []
@@ -452,7 +451,6 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
 
 def inlined_body(state: State, stage: Stage, memo: dict | None = None):
     """``stage``'s expression with the bodies of inlined producers substituted in."""
-    from ..dsl import expr as E
 
     memo = {} if memo is None else memo
     if stage.name in memo:
@@ -478,7 +476,6 @@ def inlined_body(state: State, stage: Stage, memo: dict | None = None):
 def effective_reads(state: State, reader: Stage, producer: Stage) -> list[tuple]:
     """Index tuples with which ``reader`` reads ``producer`` once inlined stages are
     substituted (an inlined stage in between reads on the reader's behalf)."""
-    from ..dsl import expr as E
 
     return [
         n.indices

@@ -7,8 +7,8 @@ instruction (see ``instruction_kind``) and relies on the schedule's ``_step`` ma
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ScheduleError
 from . import primitives as P

@@ -8,16 +8,14 @@ mutates programs.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ScheduleError
 from . import primitives as P
 from .instruction_kind import instruction
-from .sampling import sample_categorical as _draw_categorical
-from .sampling import sample_perfect_tile as _draw_tile
-from .state import derive_extents
-from .state import INLINE, ROOT
+from .sampling import sample_categorical as _draw_categorical, sample_perfect_tile as _draw_tile
+from .state import INLINE, ROOT, derive_extents
 from .trace import ExprRV, LoopRV
 
 

@@ -9,9 +9,9 @@ and leaves the schedule and its trace exactly as they were.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable
 
 from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
@@ -23,8 +23,7 @@ from .tir_location import LocationSteps
 from .tir_loops import LoopSteps
 from .tir_sampling import SamplingSteps
 from .tir_storage import InitBlock, StorageSteps
-from .trace import BlockRV, ExprRV, Instruction, LoopRV, RV, Trace, TraceData
-
+from .trace import RV, BlockRV, ExprRV, Instruction, LoopRV, Trace, TraceData
 
 #: kind name -> declaration, read without loading (this module is what fills it)
 _DECLARED = REGISTRY.declared

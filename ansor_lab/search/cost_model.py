@@ -15,7 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..codegen.target import Target
 from ..errors import AnsorLabError
+from ..measure.records import load_records
+from ..schedule.lower import lower_state
+from .features import program_features
 
 
 class CostModel:
@@ -129,7 +133,7 @@ class RandomForestModel(CostModel):
         """Refit on everything seen so far."""
         if len(self.costs) < self.min_samples:
             return
-        from sklearn.ensemble import RandomForestRegressor
+        from sklearn.ensemble import RandomForestRegressor  # noqa: PLC0415 - 1 s to import
 
         X = np.stack(self.features)
         y = normalized_throughput(self.costs, self.groups)
@@ -169,10 +173,8 @@ class RandomForestModel(CostModel):
 
         Returns how many records were used.
         """
-        from ..codegen.target import Target
-        from ..measure.records import load_records
-        from .features import program_features
-        from .task import schedule_from_record
+        # task -> tune -> policy -> this module: the cycle is why this import is here
+        from .task import schedule_from_record  # noqa: PLC0415
 
         feats, costs, groups = [], [], []
         for inp, res in load_records(file_name):
@@ -182,7 +184,6 @@ class RandomForestModel(CostModel):
                 sch = schedule_from_record(inp)
             except Exception:  # noqa: BLE001 - a record of another version: skip it
                 continue
-            from ..schedule.lower import lower_state
 
             func = lower_state(sch.state, sch.args, simplify=False)
             target = Target(inp.target)

@@ -34,11 +34,12 @@ import math
 
 import numpy as np
 
-from ..dsl import dtypes
-from ..dsl import expr as E
+from ..codegen.target import Target
+from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
 from .loopnest import LoopNestWalker
+from .prior import analytic_score
 
 TOP_ACCESSES = 5
 _ACCESS_FIELDS = (
@@ -246,7 +247,6 @@ def program_features(
     ``vector_bytes`` and ``num_cores`` describe the target for the prior's score (the last
     feature); by default this machine's vector width and one core.
     """
-    from .prior import analytic_score
 
     vector_bytes = host_vector_bytes() if vector_bytes is None else vector_bytes
     prior = analytic_score(func, vector_bytes, max(1, num_cores))
@@ -271,6 +271,5 @@ def program_features(
 @functools.lru_cache(maxsize=1)
 def host_vector_bytes() -> int:
     """This machine's SIMD register width in bytes."""
-    from ..codegen.target import Target
 
     return Target("llvm").vector_bytes

@@ -25,8 +25,8 @@ window) is not tiled: it runs whole in the innermost reduction level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS

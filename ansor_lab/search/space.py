@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..errors import LoweringError, ScheduleError
 from ..schedule.sampling import prime_factors

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from ..codegen.target import Target, as_target
 from ..dsl.dag import ComputeDAG
 from ..dsl.serialize import dag_to_json, structure_hash
 from ..dsl.tensor import Tensor
 from ..errors import AnsorLabError
+from ..measure.records import load_best_record
+from ..measure.workers import rebuild_schedule
+from ..runtime.build import build
+from ..schedule.create import create_prim_func
+from ..schedule.tir_schedule import Schedule
+from ..schedule.trace import Trace
+from .tune import tune_task
 
 WORKLOAD_FUNC_REGISTRY: dict[str, Callable] = {}
 
@@ -135,8 +142,6 @@ class SearchTask:
 
     def make_schedule(self, seed: int | None = None):
         """A fresh tir.Schedule of the workload."""
-        from ..schedule.create import create_prim_func
-        from ..schedule.tir_schedule import Schedule
 
         if not hasattr(self, "_func"):
             self._func = create_prim_func(self.args)
@@ -149,7 +154,6 @@ class SearchTask:
         adaptive_training: bool = False,
     ) -> Any:
         """Search for a fast program (see ``TuningOptions``); returns the tuning result."""
-        from .tune import tune_task
 
         return tune_task(self, tuning_options, search_policy)
 
@@ -160,11 +164,9 @@ class SearchTask:
 
         Build it with ``tvm.build(sch, args, target)``.
         """
-        from ..measure.records import load_best_record
 
         inp, _ = load_best_record(log_file, self)
         sch = self.make_schedule()
-        from ..schedule.trace import Trace
 
         Trace.from_json(inp.trace).apply_to_schedule(sch)
         return sch, list(self.args)
@@ -186,7 +188,6 @@ class SearchTask:
                     "print_mode='cuda' needs a CUDA target; this task targets "
                     f"{self.target}; use 'll' for LLVM IR"
                 )
-            from ..runtime.build import build
 
             text = build(sch, args, self.target).get_source("ll")
         else:
@@ -244,7 +245,6 @@ def _plain(x: Any) -> Any:
 
 def schedule_from_record(inp: Any):
     """Rebuild the schedule a record describes (from the DAG stored in the record)."""
-    from ..measure.workers import rebuild_schedule
 
     return rebuild_schedule(inp.dag, inp.trace)
 

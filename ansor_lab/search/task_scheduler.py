@@ -115,7 +115,7 @@ class TaskScheduler:
         spent = 0
         bar = None
         if tune_option.verbose >= 1 and budget > 0:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm.auto probes for IPython
 
             bar = tqdm(total=budget, desc=f"tune {len(self.tasks)} tasks", unit="trial")
         try:

@@ -16,6 +16,8 @@ import numpy as np
 
 from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
 from ..measure.records import MeasureInput, MeasureResult
+from ..schedule.trace import Trace
+from .policy import SketchPolicy
 from .space import freeze
 
 
@@ -102,7 +104,6 @@ class TuneResult:
 
     def apply_best(self) -> tuple:
         """(schedule, args) of the best program found."""
-        from ..schedule.trace import Trace
 
         if self.best_trace is None:
             raise LookupError("no program was measured successfully")
@@ -136,7 +137,6 @@ class TuneSession:
     def __init__(
         self, task: Any, options: Any, policy: Any = None, measurer: ProgramMeasurer | None = None
     ) -> None:
-        from .policy import SketchPolicy
 
         self.task = task
         self.options = options
@@ -233,7 +233,7 @@ def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
     session = TuneSession(task, options, policy)
     bar = None
     if options.verbose >= 1 and options.num_measure_trials > 0:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm.auto probes for IPython
 
         bar = tqdm(
             total=options.num_measure_trials,

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dsl import expr as E
-from ..dsl import intrin
+from ..dsl import expr as E, intrin
 from ..dsl.tensor import Tensor, compute
 from ..errors import DSLError, DTypeError
 from .tag import BROADCAST

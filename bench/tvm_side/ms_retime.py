@@ -17,7 +17,6 @@ import os
 import statistics
 
 import numpy as np
-
 from ms_tune import cpu_times, host_mcpu, workload
 
 

@@ -139,12 +139,11 @@ def main() -> int:
     os.environ.setdefault("TVM_NUM_THREADS", str(threads))
 
     t_import = time.perf_counter()
+    import ms_init
     import tvm
     from tvm import te
-    from tvm.s_tir import meta_schedule as ms
     from tvm.ir.utils import derived_object
-
-    import ms_init
+    from tvm.s_tir import meta_schedule as ms
 
     import_s = time.perf_counter() - t_import
     tensors, flops, np_fn = workload(spec["workload"])

@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ansor_lab as tvm
 from ansor_lab import te, tir

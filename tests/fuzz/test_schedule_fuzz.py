@@ -36,12 +36,10 @@ import os
 
 import pytest
 from fuzz_workloads import NAMES, check_schedule, replay_json, workload
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, note, settings, strategies as st
 from schedule_gen import Fuzzer, HypothesisChooser
 
 from ansor_lab.errors import ScheduleError
-
 
 PROFILE = os.environ.get("ANSOR_FUZZ_PROFILE", "ci")
 #: examples per workload of the quick and the slow test (12 workloads)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, note, settings, strategies as st
 
 import ansor_lab as tvm
 from ansor_lab import te

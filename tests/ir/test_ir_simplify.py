@@ -8,8 +8,7 @@ import pytest
 
 from ansor_lab import te
 from ansor_lab.dsl import expr as E
-from ansor_lab.ir import Analyzer, simplify, simplify_expr, simplify_stmt
-from ansor_lab.ir import nodes as N
+from ansor_lab.ir import Analyzer, nodes as N, simplify, simplify_expr, simplify_stmt
 
 
 def s(e, bounds=None) -> str:

@@ -7,8 +7,7 @@ import pytest
 import ansor_lab as tvm
 from ansor_lab.dsl import expr as E
 from ansor_lab.errors import IRError
-from ansor_lab.ir import nodes as N
-from ansor_lab.ir import verify
+from ansor_lab.ir import nodes as N, verify
 
 
 def _I(v):

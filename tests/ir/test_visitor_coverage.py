@@ -13,12 +13,9 @@ import importlib
 import numpy as np
 import pytest
 
-from ansor_lab.dsl import expr as E
-from ansor_lab.dsl import printer as dsl_printer
-from ansor_lab.dsl import reference
+from ansor_lab.dsl import expr as E, printer as dsl_printer, reference
 from ansor_lab.errors import DSLError, IRError, ReferenceEvaluationError
-from ansor_lab.ir import nodes as N
-from ansor_lab.ir import printer as ir_printer
+from ansor_lab.ir import nodes as N, printer as ir_printer
 from ansor_lab.ir.visitor import (
     EXPR,
     STMT,

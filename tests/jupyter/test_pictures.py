@@ -176,7 +176,7 @@ def test_compute_peak_is_not_below_a_blas_matmul_on_one_core() -> None:
     scalar loop would be several times slower)."""
     from threadpoolctl import threadpool_limits
 
-    from ansor_lab.jupyter.roofline import multiply_add_peak_gflops, _measure_peak_gflops
+    from ansor_lab.jupyter.roofline import _measure_peak_gflops, multiply_add_peak_gflops
 
     with threadpool_limits(limits=1):
         blas = _measure_peak_gflops(n=256, repeats=10)

@@ -16,7 +16,6 @@ import pytest
 from ansor_lab.measure.records import best_records, decode, load_records
 from ansor_lab.measure.workers import rebuild_schedule
 
-
 RECORDS = Path(__file__).resolve().parents[1] / "golden" / "records"
 LOGS = sorted(p.name[: -len(".jsonl")] for p in RECORDS.glob("*.jsonl"))
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-
 from tiled_matmul import tile_matmul
 from workloads import matmul
 

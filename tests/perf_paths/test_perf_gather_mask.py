@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from tiled_matmul import matmul_schedule, tile_matmul
 
 import ansor_lab as tvm

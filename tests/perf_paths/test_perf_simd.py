@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-
 from tiled_matmul import matmul_schedule, tile_matmul
 
 import ansor_lab as tvm

@@ -3,7 +3,7 @@ reverse_compute_inline, compute_root."""
 
 from __future__ import annotations
 
-from schedule_helpers import check, chain, elementwise3, matmul_exp, schedule
+from schedule_helpers import chain, check, elementwise3, matmul_exp, schedule
 
 from ansor_lab import te
 from ansor_lab.schedule.attachment import INLINE, ROOT, After, At

@@ -3,7 +3,7 @@ storage_align, set_scope."""
 
 from __future__ import annotations
 
-from schedule_helpers import check, chain, elementwise3, matmul, matmul_exp, row_sum, schedule
+from schedule_helpers import chain, check, elementwise3, matmul, matmul_exp, row_sum, schedule
 
 from ansor_lab import te
 from ansor_lab.ir import nodes as N

@@ -7,7 +7,7 @@ onto a ``tir.Schedule`` of the same tensors (``check_te``).
 from __future__ import annotations
 
 import pytest
-from schedule_helpers import check_te, chain, elementwise3, matmul, matmul_exp, row_sum
+from schedule_helpers import chain, check_te, elementwise3, matmul, matmul_exp, row_sum
 
 import ansor_lab as tvm
 from ansor_lab import te

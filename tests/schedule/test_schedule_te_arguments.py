@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from schedule_helpers import assert_step_fails
 
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.errors import LoweringError
-from schedule_helpers import assert_step_fails
 
 M = 64
 

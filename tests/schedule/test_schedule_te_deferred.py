@@ -12,11 +12,11 @@ import json
 
 import numpy as np
 import pytest
+from schedule_helpers import assert_step_fails, matmul, replay_python, run_and_compare
 
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.errors import LoweringError, ScheduleError
-from schedule_helpers import assert_step_fails, matmul, replay_python, run_and_compare
 
 OUTSIDE = (
     r"stage 'A_global' is computed at C\.k_0 but stage 'A_global_local' reads it "

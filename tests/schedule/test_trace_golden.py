@@ -19,7 +19,6 @@ from golden_workloads import fresh_schedule
 from ansor_lab import tir
 from ansor_lab.schedule.trace import KINDS
 
-
 TRACES = Path(__file__).resolve().parents[1] / "golden" / "traces"
 CASES = sorted(p.name[: -len(".json")] for p in TRACES.glob("*.json"))
 

@@ -10,7 +10,6 @@ round costs a few seconds.
 from __future__ import annotations
 
 import numpy as np
-
 from workloads import (
     conv2d_bias_relu,
     elementwise,

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from workloads import FAST_PARAMS, TARGET, matmul
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, tir
+from ansor_lab.search import prior
 from ansor_lab.search.cost_model import RandomForestModel, RandomModel
 from ansor_lab.search.policy import SketchPolicy
-from ansor_lab.search import prior
 from ansor_lab.search.prior import LATENCY_ACCUMULATORS, analytic_score
 from ansor_lab.search.space import Candidate
-
-from workloads import FAST_PARAMS, TARGET, matmul
 
 N = 256
 

@@ -7,7 +7,6 @@ import random
 import zlib
 
 import numpy as np
-
 import pytest
 from search_helpers import check_numeric
 from workloads import (

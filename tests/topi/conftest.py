@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import ansor_lab
-
 from ansor_lab.dsl.dag import ComputeDAG
 from ansor_lab.dsl.reference import evaluate
 from ansor_lab.dsl.tensor import ComputeOp, PlaceholderOp, Tensor

@@ -11,7 +11,6 @@ from ...errors import LoweringError
 from ..bounds import ReaderOutsideError, infer_regions
 from ..loop_kinds import PARALLEL
 from ..state import Inline, Iter, Nested, Root, State, inlined_body
-
 from .common import set_extents, step_error
 
 

@@ -18,7 +18,6 @@ from ..state import (
     effective_consumers,
     effective_reads,
 )
-
 from .checks import validate
 from .common import compute_stage, leaf, set_extents, step_error
 

@@ -15,7 +15,6 @@ from ..state import (
     ThreadBinding,
     derive_extents,
 )
-
 from .checks import check_parallel_nesting, revalidate_regions
 from .common import compute_stage, leaf, set_extents, step_error
 

@@ -9,7 +9,6 @@ from ...dsl.tensor import ComputeOp, Tensor
 from ...ir.nodes import SCOPES
 from ..loop_kinds import REDUCE, SPATIAL
 from ..state import Fuse, Iter, Split, Stage, State, derive_extents, make_stage, pass_up
-
 from .checks import validate
 from .common import compute_stage, leaf, step_error
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ...dsl import dtypes, intrin
-from ...dsl import expr as E
+from ...dsl import dtypes, expr as E, intrin
 from ...dsl.tensor import Tensor, compute
 from ...errors import DSLError
 from ..tag import ELEMWISE

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...dsl import expr as E
-from ...dsl import intrin
+from ...dsl import expr as E, intrin
 from ...dsl.tensor import Tensor, compute
 from ...errors import DSLError
 from ..utils import check_tensor, get_const_int
