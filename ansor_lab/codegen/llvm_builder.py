@@ -79,14 +79,18 @@ class FunctionBuilder(
 ):
     """Emits statements into one LLVM function (``stmt(s)``; ``expr(e)`` for values)."""
 
-    # Lowering removes the DSL's nodes and the verifier rejects them; vector lanes are
-    # generated from a vectorized loop's accesses (codegen.access), not from Ramp/Broadcast
+    # Lowering removes the DSL's nodes and the verifier rejects them. Ramp/Broadcast are
+    # the printed vector form (codegen.vector_form, what get_source("tir") shows); the
+    # generator receives prepare's loop form and makes the same vectors from a vectorized
+    # For's accesses (codegen.access): consuming the vector form is not done yet
     REFUSED_KINDS = MappingProxyType(
         {
             "Reduce": "a DSL reduction; lowering turns it into loops (lower the schedule first)",
             "TensorLoad": "a DSL tensor read; lowering turns it into a BufferLoad",
-            "Ramp": "vector lanes come from a vectorized For's accesses, not Ramp nodes",
-            "Broadcast": "vector lanes come from a vectorized For's accesses, not Broadcast",
+            "Ramp": "the printed vector form (vector_view); build from prepare's loop form, "
+            "where vector lanes come from a vectorized For's accesses",
+            "Broadcast": "the printed vector form (vector_view); build from prepare's loop "
+            "form, where a lane-invariant value meeting a vector is splatted",
         }
     )
     error_class = CodegenError

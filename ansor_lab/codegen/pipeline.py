@@ -13,9 +13,18 @@ returns. Lowering has already simplified the function; ``prepare`` then
    it is unrolled (``"llvm.unroll"``).
 
 The annotations are computed by the same analysis the code generator uses
-(``codegen.access``, ``transpose_copy.match``), so printing the prepared function shows
-what will run (``print(prepare(func, "llvm"))`` or ``mod.get_source("tir")``);
-``tvm.lower`` stays the schedule's view, before legalisation.
+(``codegen.access``, ``transpose_copy.match``). ``vector_view`` (``codegen.vector_form``)
+turns the prepared function into what will run: every SIMD loop as its vector statements
+(``Ramp`` / ``Broadcast`` accesses, one per power-of-two chunk, lane masks as vector
+conditions), the other marks kept; ``mod.get_source("tir")`` prints it. The generator
+still receives ``prepare``'s loop form; the tests hold the two to each other (lanes,
+chunks, the kind of every access). ``tvm.lower`` stays the schedule's view, before
+legalisation.
+
+Unrolling is visible without marks where it is a loop kind: ``unroll_by_pragma`` makes
+the loops it unrolls ``T.unroll`` loops; the ``"llvm.unroll"`` mark then says whether
+the generator really unrolls them (``x4``) or keeps a loop (bounds not constant, or an
+extent over ``MAX_UNROLL``).
 """
 
 from __future__ import annotations
@@ -31,6 +40,17 @@ from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
+from .vector_form import vector_view
+
+__all__ = [
+    "UNROLL_KEY",
+    "VECTORIZE_KEY",
+    "Access",
+    "VectorPlan",
+    "prepare",
+    "vector_plan",
+    "vector_view",
+]
 
 #: Annotation key of a vectorized loop's plan, and of an unrolled loop's.
 VECTORIZE_KEY = "llvm.vectorize"

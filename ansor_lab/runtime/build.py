@@ -94,7 +94,8 @@ def build(
     warning. Any other keyword is an ``UnknownKeywordError``.
 
     The lowered function goes through ``codegen.pipeline.prepare`` (verify, unroll,
-    legalise), as in the tuner's builder; ``f.get_source("tir")`` prints that form.
+    legalise), as in the tuner's builder; ``f.get_source("tir")`` prints that form with
+    its SIMD loops as vector statements (``codegen.vector_form``).
     """
     _check_keywords(unknown)
     if isinstance(args, (str, Target)) and target is None:

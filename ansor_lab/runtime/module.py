@@ -13,6 +13,7 @@ import numpy as np
 
 from ..codegen.llvm import CompiledLLVM
 from ..codegen.target import Target
+from ..codegen.vector_form import vector_view
 from ..errors import (
     IgnoredArgumentWarning,
     KernelRuntimeError,
@@ -163,8 +164,8 @@ class Module:
             return self.compiled.ir_text
         if fmt in ("asm", "s"):
             return self.compiled.assembly()
-        if fmt in ("tir", "", "script"):
-            return self.func.script()
+        if fmt in ("tir", "", "script"):  # what runs: SIMD loops as vector statements
+            return vector_view(self.func).script()
         raise RuntimeArgumentError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'tir'")
 
     def loop_report(self) -> str:

@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import vector_agreement
 
+from ansor_lab.codegen import llvm as codegen_llvm
 from ansor_lab.codegen.target import host_cpu
 
 
@@ -35,3 +37,19 @@ def rand(rng: np.random.Generator) -> Callable[..., np.ndarray]:
         return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def vector_form_agrees(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every program these tests compile: the printed vector form of its SIMD loops
+    (``get_source("tir")``) agrees with the code the generator emitted for them."""
+    checked: list = []
+    generate_ir = codegen_llvm.generate_ir
+
+    def generate_and_check(func, target, options=None):
+        text, reports = generate_ir(func, target, options)
+        checked.append(vector_agreement.check(func, reports))
+        return text, reports
+
+    monkeypatch.setattr(codegen_llvm, "generate_ir", generate_and_check)
+    return checked

@@ -1,20 +1,22 @@
 """One pass pipeline: ``tvm.build`` and the tuner's builder worker hand the code generator
-the same function (``codegen.pipeline.prepare``), and the legalisation marks it prints
-agree with what the generator emits."""
+the same function (``codegen.pipeline.prepare``), and the vector form ``get_source("tir")``
+prints (``codegen.vector_form``) agrees with what the generator emits."""
 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 
 import numpy as np
 import pytest
+import vector_agreement
 
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.codegen import llvm as codegen_llvm
-from ansor_lab.codegen.pipeline import UNROLL_KEY, VECTORIZE_KEY, prepare
+from ansor_lab.codegen.pipeline import UNROLL_KEY, prepare
+from ansor_lab.codegen.vector_form import vector_view
+from ansor_lab.dsl import expr as E
 from ansor_lab.dsl.serialize import dag_to_json
 from ansor_lab.errors import CodegenError, LoweringError, UnknownKeywordError
 from ansor_lab.ir import nodes as N
@@ -81,8 +83,10 @@ def test_prepared_form_is_what_build_compiles_and_prints():
     lowered = sch.mod.main_function()
     prepared = prepare(lowered, "llvm")
     built = tvm.build(sch.mod, target="llvm")
-    assert built.get_source("tir") == prepared.script()
-    # tvm.lower stays the schedule's view: no legalisation marks there
+    # the generator receives the loop form, marked; the module prints its vector form
+    assert built.func.script() == prepared.script()
+    assert built.get_source("tir") == vector_view(prepared).script()
+    # tvm.lower stays the schedule's view: no legalisation there
     assert "llvm." not in tvm.lower(sch.mod).script()
     text = prepared.script()
     assert "T.unroll(4, annotations={\"llvm.unroll\": 'x4'})" in text
@@ -90,67 +94,37 @@ def test_prepared_form_is_what_build_compiles_and_prints():
     assert "'x16: store C contiguous'" in text
 
 
+def test_printed_form_of_a_tiled_matmul_is_vector_statements():
+    _, sch = _traced_matmul()
+    text = tvm.build(sch.mod, target="llvm").get_source("tir")
+    assert "T.vectorized" not in text and "llvm.vectorize" not in text
+    ramp = "T.Ramp(j_0 * 16, 1, 16)"
+    lines = [line.strip() for line in text.splitlines()]
+    assert f"C[i_0 * 4 + i_1, {ramp}] = T.Broadcast(T.float32(0.0), 16)" in lines
+    assert (
+        f"C[i_0 * 4 + i_1, {ramp}] = C[i_0 * 4 + i_1, {ramp}] + "
+        f"T.Broadcast(A[i_0 * 4 + i_1, k], 16) * B[k, {ramp}]"
+    ) in lines
+    assert "for i_1 in T.unroll(4, annotations={\"llvm.unroll\": 'x4'}):" in lines
+
+
 # ---------------------------------------------------------------------------------------
-# the marks agree with the generator's loop report
-
-_LOAD_KEYS = {"contiguous": "vector_loads", "scalar": "scalar_loads", "gather": "gathers"}
-_STORE_KEYS = {"contiguous": "vector_stores", "scalar": "scalar_stores", "scatter": "scatters"}
+# the printed vector form agrees with the generator's loop report
 
 
-def _expected(mark: str) -> tuple[dict, dict]:
-    """(counts the report must show, masked contiguous accesses that may be plain or
-    masked) of one ``llvm.vectorize`` mark."""
-    m = re.fullmatch(r"x(\d+)(?: \(([\d+]+)\))?: (.*)", mark)
-    assert m, mark
-    chunks = len(m.group(2).split("+")) if m.group(2) else 1
-    counts: dict = {}
-    flexible: dict = {}
-    for item in m.group(3).split(", "):
-        op, _, kind, *masked = item.split(" ")
-        keys = _LOAD_KEYS if op == "load" else _STORE_KEYS
-        if masked and kind == "contiguous":
-            alt = "masked_loads" if op == "load" else "masked_stores|blend_stores"
-            flexible[(keys[kind], alt)] = flexible.get((keys[kind], alt), 0) + chunks
-        elif masked and kind == "scalar" and op == "store":
-            continue  # stored if any lane is on: not counted
-        else:
-            counts[keys[kind]] = counts.get(keys[kind], 0) + chunks
-    return counts, flexible
-
-
-def _assert_agree(func: N.PrimFunc, target: str = "llvm") -> list[str]:
+def _assert_agree(func: N.PrimFunc, target: str = "llvm") -> tuple[list[str], str]:
+    """(each vectorized loop's outcome, the printed vector form), after asserting that
+    the vector form agrees with what the generator emitted (``vector_agreement``)."""
     prepared = prepare(func, target)
-    marks = [
-        s.annotation(VECTORIZE_KEY)
-        for s in walk_stmts(prepared.body)
-        if isinstance(s, N.For) and s.annotation(VECTORIZE_KEY) is not None
-    ]
-    reports = [
-        r
-        for r in tvm.build(func, target=target, num_threads=1).compiled.reports
-        if r.kind == "vectorized"
-    ]
-    assert len(marks) == len(reports), (marks, [str(r) for r in reports])
-    for mark, rep in zip(marks, reports):
-        if mark.startswith(("scalar loop", "transposed copy")):
-            assert rep.outcome == mark, (mark, str(rep))
-            continue
-        lanes = int(re.match(r"x(\d+)", mark).group(1))
-        assert rep.outcome == f"SIMD x{lanes}", (mark, str(rep))
-        counts, flexible = _expected(mark)
-        got = {k: v for k, v in rep.detail.items() if k != "chunks"}
-        for (plain, alts), n in flexible.items():  # masked: plain if provably in bounds
-            taken = sum(got.pop(a, 0) for a in alts.split("|"))
-            counts[plain] = counts.get(plain, 0) + (n - taken)
-            assert 0 <= taken <= n
-        assert {k: v for k, v in counts.items() if v} == got, (mark, str(rep))
+    built = tvm.build(func, target=target, num_threads=1)
+    outcomes = vector_agreement.check(prepared, built.compiled.reports)
     unrolls = [
         s.annotation(UNROLL_KEY)
         for s in walk_stmts(prepared.body)
         if isinstance(s, N.For) and s.annotation(UNROLL_KEY) is not None
     ]
     assert all(u == "x4" or u.startswith("kept") for u in unrolls)
-    return marks
+    return outcomes, built.get_source("tir")
 
 
 def _sched(shape, fcompute, inputs=1):
@@ -159,55 +133,91 @@ def _sched(shape, fcompute, inputs=1):
     return tir.Schedule(te.create_prim_func([*ins, out]))
 
 
-def test_marks_agree_with_codegen_matmul():
+def _body(text: str) -> list[str]:
+    """The statements of a printed function after its stage comment."""
+    lines = text.splitlines()
+    return [line.strip() for line in lines[lines.index('    # stage "C"') + 1 :]]
+
+
+def test_vector_form_agrees_with_codegen_matmul():
     _, sch = _traced_matmul()
-    marks = _assert_agree(sch.mod.main_function())
-    assert marks == [
-        "x16: store C contiguous",
-        "x16: load C contiguous, load A scalar, load B contiguous, store C contiguous",
-    ]
+    outcomes, _ = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["SIMD x16", "SIMD x16"]
 
 
-def test_marks_agree_with_codegen_masked_tail():
+def test_vector_form_of_a_masked_tail():
     sch = _sched((50,), lambda A, B, i: A[i] + B[i], inputs=2)
     (i,) = sch.get_loops(sch.get_block("C"))
     _, i1 = sch.split(i, factors=[None, 16])
     sch.vectorize(i1)
-    marks = _assert_agree(sch.mod.main_function())
-    assert marks == [
-        "x16: load A contiguous masked, load B contiguous masked, store C contiguous masked"
+    outcomes, text = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["SIMD x16"]
+    ramp = "T.Ramp(i0_0 * 16, 1, 16)"
+    assert _body(text) == [
+        "for i0_0 in range(4):",
+        f"if {ramp} < T.Broadcast(50, 16):",
+        f"C[{ramp}] = A[{ramp}] + B[{ramp}]",
     ]
 
 
-def test_marks_agree_with_codegen_gather_chunks_and_select():
+def test_vector_form_of_gather_chunks_and_select():
     sch = _sched((8, 48), lambda A, i, j: A[(j * 5) % 8, i] + 1.0)
     _, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j)
-    assert _assert_agree(sch.mod.main_function()) == [
-        "x48 (32+16): load A gather, store C contiguous"
+    outcomes, text = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["SIMD x48 (32+16)"]
+    assert _body(text)[1:] == [
+        "C[i0, T.Ramp(0, 1, 32)] = A[T.Ramp(0, 5, 32) % T.Broadcast(8, 32), i0] + "
+        "T.Broadcast(T.float32(1.0), 32)",
+        "C[i0, T.Ramp(32, 1, 16)] = A[T.Ramp(160, 5, 16) % T.Broadcast(8, 16), i0] + "
+        "T.Broadcast(T.float32(1.0), 16)",
     ]
     sch = _sched((8, 12), lambda A, i, j: te.if_then_else(j < 5, A[i, j], 0.0))
     _, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j)
-    assert _assert_agree(sch.mod.main_function()) == [
-        "x12 (8+4): load A contiguous masked, store C contiguous"
-    ]
+    outcomes, text = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["SIMD x12 (8+4)"]
+    assert _body(text)[1] == (
+        "C[i0, T.Ramp(0, 1, 8)] = T.if_then_else(T.Ramp(0, 1, 8) < T.Broadcast(5, 8), "
+        "A[i0, T.Ramp(0, 1, 8)], T.Broadcast(T.float32(0.0), 8))"
+    )
 
 
-def test_marks_agree_with_codegen_transposed_copy():
+def test_vector_form_keeps_a_transposed_copy_marked():
     A = te.placeholder((16, 32), name="A")
     D = te.compute((32, 16), lambda c, f: A[f, c], name="D")
     sch = tir.Schedule(te.create_prim_func([A, D]))
     _, f = sch.get_loops(sch.get_block("D"))
     sch.vectorize(f)
-    assert _assert_agree(sch.mod.main_function()) == ["transposed copy 16x16"]
+    outcomes, text = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["transposed copy 16x16"]
+    assert "T.vectorized(16, annotations={\"llvm.vectorize\": 'transposed copy 16x16'})" in text
 
 
-def test_marks_agree_with_codegen_scalar_fallback():
+def test_vector_form_keeps_a_scalar_fallback_loop():
     sch = _sched((4, 300), lambda A, i, j: A[i, j] * 2.0)
     _, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j)
-    assert _assert_agree(sch.mod.main_function()) == ["scalar loop (extent 300 outside 2..256)"]
+    outcomes, text = _assert_agree(sch.mod.main_function())
+    assert outcomes == ["scalar loop (extent 300 outside 2..256)"]
+    assert "'scalar loop (extent 300 outside 2..256)'" in text and "T.Ramp" not in text
+
+
+def test_vector_form_of_a_vector_let_and_a_scatter():
+    # a lane-dependent let binds a vector variable; a store to one address of a value that
+    # differs between lanes is a scatter (the last lane wins), printed with a vector index
+    v = E.Var("v", "int32")
+    a = N.Buffer("A", (16,), "float32")
+    c = N.Buffer("C", (1,), "float32")
+    x = E.Var("x", "float32")
+    body = N.LetStmt(x, a[v] * 2.0, N.BufferStore(c, x + 1.0, (E.IntImm(0),)))
+    func = N.PrimFunc((a, c), N.For(v, E.IntImm(0), E.IntImm(16), "vectorized", body))
+    built = tvm.build(func, target="llvm")
+    assert vector_agreement.check(prepare(func, "llvm"), built.compiled.reports) == ["SIMD x16"]
+    assert built.get_source("tir").splitlines()[2:] == [
+        "    x: T.float32x16 = A[T.Ramp(0, 1, 16)] * T.Broadcast(T.float32(2.0), 16)",
+        "    C[T.Broadcast(0, 16)] = x + T.Broadcast(T.float32(1.0), 16)",
+    ]
 
 
 # ---------------------------------------------------------------------------------------
