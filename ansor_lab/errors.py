@@ -69,3 +69,7 @@ class UnknownKeywordError(AnsorLabError, TypeError):
             f"{function}() got unknown keyword{'s' if len(parts) > 1 else ''} "
             f"{', '.join(parts)}; it accepts {', '.join(accepted)}"
         )
+
+
+class CommandLineError(AnsorLabError, ValueError):
+    """A wrong use of the ``ansor-lab`` command (a bad argument or input file): exit code 2."""
