@@ -227,7 +227,7 @@ def _readonly():
 
 
 RECORDS = [
-    ("apply_best of a missing file", lambda t: task().apply_best(os.path.join(t, "nope.json")), RecordMismatch, "tune the task first with RecordToFile"),  # FIXED: said "holds no records"
+    ("apply_best of a missing file", lambda t: task().apply_best(os.path.join(t, "nope.json")), RecordMismatch, "holds no records (tune the task first)"),
     ("apply_best of a directory", lambda t: task().apply_best(t), LogFileError, "give a records log file"),  # FIXED: IsADirectoryError
     ("apply_best of an empty log", lambda t: task().apply_best(empty_log(t)), RecordMismatch, "tune the task first"),
     ("apply_best of another workload's log", lambda t: task(16).apply_best(other_log(t)), RecordMismatch, 'it holds records for: ["catalogue_mm", 8]'),

@@ -323,11 +323,6 @@ def load_best_record(
             best = (inp, res)
     if best is None:
         if not total:
-            if not os.path.exists(filename):
-                raise RecordMismatch(
-                    f"{filename} does not exist: tune the task first with "
-                    "RecordToFile(log) in measure_callbacks, or check the path"
-                )
             raise RecordMismatch(f"{filename} holds no records (tune the task first)")
         if not near:
             # name what the log holds: a workload key shows its arguments (the shape)
