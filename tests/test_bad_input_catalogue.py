@@ -33,9 +33,6 @@ from ansor_lab.errors import (
 )
 from ansor_lab.measure.records import RecordKeyError, RecordMismatch
 
-FIXED = "fixed in issue 22"
-
-
 # -- workloads ----------------------------------------------------------------------------
 
 
