@@ -69,3 +69,15 @@ class UnknownKeywordError(AnsorLabError, TypeError):
             f"{function}() got unknown keyword{'s' if len(parts) > 1 else ''} "
             f"{', '.join(parts)}; it accepts {', '.join(accepted)}"
         )
+
+
+class TaskError(AnsorLabError, ValueError):
+    """A task or its tuning options are malformed."""
+
+
+class LogFileError(AnsorLabError, OSError):
+    """A records log path names no file, a directory, or a file that cannot be read."""
+
+
+class CommandLineError(AnsorLabError, ValueError):
+    """A wrong use of the ``ansor-lab`` command (a bad argument or input file): exit code 2."""

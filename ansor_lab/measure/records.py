@@ -23,7 +23,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..codegen.target import as_target, host_cpu
-from ..errors import AnsorLabError
+from ..errors import AnsorLabError, LogFileError
 
 RECORD_VERSION = 1
 
@@ -178,6 +178,8 @@ class RecordToFile:
 
     def callback(self, policy: Any, inputs: list, results: list) -> None:
         """Append one line per (input, result) and flush to disk."""
+        if os.path.isdir(self.filename):
+            raise LogFileError(f"RecordToFile({self.filename!r}) is a directory; give a file name")
         directory = os.path.dirname(os.path.abspath(self.filename))
         os.makedirs(directory, exist_ok=True)
         with open(self.filename, "a") as f:
@@ -191,6 +193,8 @@ def load_records(filename: str) -> Iterator[tuple[RecordInput, MeasureResult]]:
     """Every valid record of a log; corrupt or truncated lines are skipped with a warning."""
     if not os.path.exists(filename):
         return
+    if os.path.isdir(filename):
+        raise LogFileError(f"{filename!r} is a directory; give a records log file (JSON lines)")
     with open(filename) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -214,6 +218,12 @@ def merge_records(sources: list[str], dest: str) -> int:
     n = 0
     with open(dest, "a") as out:
         for src in sources:
+            if not os.path.isfile(src):
+                raise LogFileError(
+                    f"merge_records: {src!r} is "
+                    + ("a directory" if os.path.isdir(src) else "not there")
+                    + "; give the paths of existing records logs"
+                )
             with open(src) as f:
                 for line in f:
                     line = line.strip()

@@ -227,6 +227,12 @@ class Stage:
     def loop(self, handle: Any) -> LoopRV:
         """The engine loop handle for a TE handle (an axis IterVar or a returned Loop)."""
         if isinstance(handle, Loop):
+            if handle.stage.block != self.block:
+                raise ScheduleError(
+                    f"stage {self.block!r}: loop {handle.name!r} belongs to stage "
+                    f"{handle.stage.block!r}; use a loop of s[{self.block}] (its op.axis or "
+                    "the loops its own split/fuse returned)"
+                )
             return handle.rv
         if isinstance(handle, E.IterVar):
             name = handle.var.name

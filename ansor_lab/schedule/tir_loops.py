@@ -420,6 +420,13 @@ class LoopSteps:
         else:
             block, name = self._block(block_or_loop, "annotate"), None
         value = self._int(ann_val, "annotate")  # a sampled value is recorded as its handle
+        if ann_key == "pragma_auto_unroll_max_step" and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise ScheduleError(
+                f"annotate: {ann_key} takes a non-negative int (the most steps to unroll), "
+                f"got {ann_val!r}"
+            )
         self._step(
             "Annotate",
             {"block_or_loop": block_or_loop, "ann_key": ann_key, "ann_val": ann_val},

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnsorLabError, LoweringError, ScheduleError
+from ..errors import AnsorLabError, LoweringError, ScheduleError, TaskError
 from ..measure.records import MeasureInput, MeasureResult, load_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
@@ -72,7 +72,7 @@ class SketchPolicy:
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         unknown = set(self.params) - set(DEFAULT_PARAMS)
         if unknown:
-            raise AnsorLabError(
+            raise TaskError(
                 f"unknown SketchPolicy params {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}"
             )
         self.seed = seed if seed is not None else random.randrange(2**31)

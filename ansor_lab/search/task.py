@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from ..codegen.target import Target, as_target
 from ..dsl.dag import ComputeDAG
 from ..dsl.serialize import dag_to_json, structure_hash
 from ..dsl.tensor import Tensor
-from ..errors import AnsorLabError
+from ..errors import TaskError
 from ..measure.records import load_best_record
 from ..measure.workers import rebuild_schedule
 from ..runtime.build import build
@@ -21,10 +22,6 @@ from ..schedule.trace import Trace
 from .tune import tune_task
 
 WORKLOAD_FUNC_REGISTRY: dict[str, Callable] = {}
-
-
-class TaskError(AnsorLabError, ValueError):
-    """A task or its options are malformed."""
 
 
 def register_workload(
@@ -112,6 +109,7 @@ class SearchTask:
                     f"no workload registered as {name!r}; decorate the function with "
                     "@auto_scheduler.register_workload"
                 )
+            _check_call(name, WORKLOAD_FUNC_REGISTRY[name], args)
             tensors = WORKLOAD_FUNC_REGISTRY[name](*args)
             if isinstance(tensors, Tensor):
                 tensors = [tensors]
@@ -200,6 +198,21 @@ class SearchTask:
         return f"SearchTask({self.workload_key}, target={self.target})"
 
 
+def _check_call(name: str, fn: Callable, args: tuple) -> None:
+    """Refuse arguments the workload function does not take, naming its parameters."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C function: let the call speak
+        return
+    try:
+        sig.bind(*args)
+    except TypeError as err:
+        raise TaskError(
+            f"workload {name!r} takes {sig}, not args={tuple(args)!r} ({err}); pass args= "
+            "matching its parameters"
+        ) from None
+
+
 def _decode_workload_key(key: str) -> tuple[str, tuple]:
     """(registered name, arguments) of a key made by ``SearchTask(func=, args=)``."""
     try:
@@ -249,6 +262,19 @@ def schedule_from_record(inp: Any):
     return rebuild_schedule(inp.dag, inp.trace)
 
 
+def _check_measurer(role: str, value: Any, methods: tuple, example: str) -> None:
+    """A runner/builder is "local", an object with the role's methods, or a context
+    holding one (``LocalRPCMeasureContext().runner``)."""
+    obj = getattr(value, role, value) if role == "runner" else value
+    if obj == "local" or all(callable(getattr(obj, m, None)) for m in methods):
+        return
+    raise TaskError(
+        f"{role}={value!r} is not a {role}: it has no {'/'.join(methods)} method; pass "
+        f"'local', auto_scheduler.{example}"
+        + (", LocalRPCMeasureContext().runner or a DaskRunner" if role == "runner" else "")
+    )
+
+
 @dataclass
 class TuningOptions:
     """How long and how to tune (TVM's argument names)."""
@@ -265,6 +291,18 @@ class TuningOptions:
     num_threads: int | None = None
 
     def __post_init__(self) -> None:
+        for name in ("num_measure_trials", "num_measures_per_round"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TaskError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        _check_measurer("runner", self.runner, ("run", "setup"), "LocalRunner()")
+        _check_measurer("builder", self.builder, ("build",), "LocalBuilder()")
+        for cb in self.measure_callbacks or []:
+            if not callable(cb):
+                raise TaskError(
+                    f"measure_callbacks holds {cb!r}, which is not callable; to log to a "
+                    "file write measure_callbacks=[auto_scheduler.RecordToFile(path)]"
+                )
         if self.num_measure_trials < 0 or self.num_measures_per_round < 1:
             raise TaskError("num_measure_trials must be >= 0 and num_measures_per_round >= 1")
         if self.measure_callbacks is None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
-from ..measure.records import MeasureInput, MeasureResult
+from ..measure.records import MeasureInput, MeasureResult, RecordMismatch
 from ..schedule.trace import Trace
 from .policy import SketchPolicy
 from .space import freeze
@@ -106,7 +106,12 @@ class TuneResult:
         """(schedule, args) of the best program found."""
 
         if self.best_trace is None:
-            raise LookupError("no program was measured successfully")
+            raise RecordMismatch(
+                "no program was measured successfully in this search (num_measure_trials=0, "
+                "or every candidate failed: the log's error records say why); tune with "
+                "num_measure_trials > 0, or apply the best of an earlier log with "
+                "task.apply_best(log_file)"
+            )
         sch = self.task.make_schedule()
         Trace.from_json(self.best_trace).apply_to_schedule(sch)
         return sch, list(self.task.args)

@@ -1,4 +1,4 @@
-"""The ``ansor-lab`` command: ``info`` about this machine, ``demo`` of the whole pipeline."""
+"""``ansor-lab info`` (this machine) and ``ansor-lab demo`` (the whole pipeline once)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
-from . import __version__
+from .. import __version__
 
 #: CPU features worth naming, in the order a reader looks for them.
 NOTABLE_FEATURES = (
@@ -70,8 +70,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     import llvmlite
     import llvmlite.binding as llvm
 
-    from .codegen.target import Target, host_cpu
-    from .runtime.cuda_support import cuda_available
+    from ..codegen.target import Target, host_cpu
+    from ..runtime.cuda_support import cuda_available
 
     target = Target("llvm")
     cpu_name, features = host_cpu()
@@ -128,7 +128,7 @@ def time_numpy(fn: Callable[[], object], number: int, repeat: int) -> float:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Build the matmul + exp example, check it against numpy, time it next to numpy."""
-    from . import build, lower, te
+    from .. import build, lower, te
 
     n = args.size
     A = te.placeholder((n, n), name="A")
@@ -177,40 +177,3 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         print(f"ansor_lab is {ref / ours:.1f}x faster than numpy here.")
     return 0 if ok else 1
-
-
-def make_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ansor-lab``."""
-    parser = argparse.ArgumentParser(
-        prog="ansor-lab", description="ansor_lab: tensor-program scheduling in Jupyter."
-    )
-    parser.add_argument("--version", action="version", version=f"ansor_lab {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p_info = sub.add_parser("info", help="version, target, CPU features, cores, CUDA")
-    p_info.set_defaults(func=cmd_info)
-    p_demo = sub.add_parser("demo", help="build, check and time the matmul + exp example")
-    p_demo.add_argument("--size", "-n", type=int, default=256, help="matrix size (default 256)")
-    p_demo.add_argument("--number", type=int, default=5, help="runs per measurement")
-    p_demo.add_argument("--repeat", type=int, default=3, help="measurements (median taken)")
-    p_demo.set_defaults(func=cmd_demo)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ansor-lab`` console script."""
-    parser = make_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    if getattr(args, "size", 1) < 1:
-        parser.error("--size must be at least 1")
-    try:
-        return args.func(args)
-    except BrokenPipeError:  # `ansor-lab info | head`: the reader left, nothing is wrong
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
