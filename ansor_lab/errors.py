@@ -50,6 +50,11 @@ class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
 
 
+class RecordError(AnsorLabError, ValueError):
+    """A records-log line or the trace inside it is malformed (the message names the line
+    and the field)."""
+
+
 class IgnoredArgumentWarning(UserWarning):
     """A TVM keyword was given a value that would change TVM's result, and ansor_lab
     ignores it (said once per keyword per process)."""
@@ -69,3 +74,8 @@ class UnknownKeywordError(AnsorLabError, TypeError):
             f"{function}() got unknown keyword{'s' if len(parts) > 1 else ''} "
             f"{', '.join(parts)}; it accepts {', '.join(accepted)}"
         )
+
+
+class RecordWarning(UserWarning):
+    """A records-log line was skipped (corrupt, implausible, or for another setting); the
+    message names the file and the line."""
