@@ -90,14 +90,14 @@ def check_shapes(dag: dict) -> None:
             shape = op.get("shape")
             if not isinstance(shape, list):
                 raise RecordError(f"placeholder {name!r} in 'dag' has no shape list")
-            extents = [_check_extent(f"placeholder {name!r}", d) for d in shape]
+            extents = [_check_extent(f"placeholder {name!r} in 'dag'", d) for d in shape]
         else:
             axes = op.get("axis", [])
             if not isinstance(axes, list) or not all(
                 isinstance(a, list) and len(a) == 4 for a in axes
             ):
                 raise RecordError(f"op {name!r} in 'dag' has malformed axes")
-            extents = [_check_extent(f"op {name!r}", a[2]) for a in axes]
+            extents = [_check_extent(f"op {name!r} in 'dag'", a[2]) for a in axes]
         if math.prod(extents) > MAX_ELEMENTS:
             raise RecordError(f"op {name!r} in 'dag' has {math.prod(extents)} elements")
 
