@@ -321,6 +321,8 @@ class ProgramMeasurer:
         for cb in self.callbacks:
             if cb not in streaming:
                 cb(policy, inputs, results)
+            elif hasattr(cb, "flush"):
+                cb.flush()
         return results
 
     def close(self) -> None:

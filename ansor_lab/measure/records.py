@@ -272,7 +272,7 @@ class RecordToFile:
 
     def __init__(self, filename: str, sync: bool = False) -> None:
         self.filename = str(filename)
-        self.sync = sync  # fsync each append (survives power loss, not only a kill)
+        self.sync = sync  # fsync each append (~5 ms; else once per batch, in flush)
 
     def __call__(self, policy: Any, inputs: list, results: list) -> None:
         self.callback(policy, inputs, results)
@@ -284,6 +284,18 @@ class RecordToFile:
     def on_result(self, policy: Any, inp: MeasureInput, res: MeasureResult) -> None:
         """Append one measured candidate now."""
         append_lines(self.filename, [encode(inp, res)], self.sync)
+
+    def flush(self) -> None:
+        """fsync the log (the measurer calls it after each batch: ~5 ms per batch, where
+        each record's own append is ~10 us and already survives a kill of the tuner)."""
+        try:
+            fd = os.open(self.filename, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def save_records(filename: str, inputs: list, results: list) -> None:
