@@ -3,7 +3,10 @@
 ``LocalBuilder`` compiles candidates in a pool of worker processes (object files come
 back); ``LocalRunner`` runs them one at a time in a separate worker process with a
 timeout. A build failure, a crash (the process dies) or a hang (the process is killed)
-becomes an error record, and the runner process is restarted; the search goes on.
+becomes an error record, and the runner process is restarted; the search goes on. A
+runner that cannot be set up (first or after a restart) answers each candidate with an error
+record saying so; a death in a process that ran other candidates before gets the candidate a
+second try in a fresh process, so an innocent candidate is not blamed for a late crash.
 """
 
 from __future__ import annotations
