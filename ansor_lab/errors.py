@@ -50,6 +50,11 @@ class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
 
 
+class RecordError(AnsorLabError, ValueError):
+    """A records-log line or the trace inside it is malformed (the message names the line
+    and the field)."""
+
+
 class IgnoredArgumentWarning(UserWarning):
     """A TVM keyword was given a value that would change TVM's result, and ansor_lab
     ignores it (said once per keyword per process)."""
@@ -81,3 +86,8 @@ class LogFileError(AnsorLabError, OSError):
 
 class CommandLineError(AnsorLabError, ValueError):
     """A wrong use of the ``ansor-lab`` command (a bad argument or input file): exit code 2."""
+
+
+class RecordWarning(UserWarning):
+    """A records-log line was skipped (corrupt, implausible, or for another setting); the
+    message names the file and the line."""

@@ -3,11 +3,15 @@
 ``LocalBuilder`` compiles candidates in a pool of worker processes (object files come
 back); ``LocalRunner`` runs them one at a time in a separate worker process with a
 timeout. A build failure, a crash (the process dies) or a hang (the process is killed)
-becomes an error record, and the runner process is restarted; the search goes on.
+becomes an error record, and the runner process is restarted; the search goes on. A
+runner that cannot be set up (first or after a restart) answers each candidate with an error
+record saying so; a death in a process that ran other candidates before gets the candidate a
+second try in a fresh process, so an innocent candidate is not blamed for a late crash.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import select
 import time
@@ -16,6 +20,7 @@ from typing import Any
 
 from ..dsl.tensor import PlaceholderOp
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
+from .record_check import MAX_COST_S, MIN_COST_S
 from .records import ErrorNo, MeasureInput, MeasureResult
 
 
@@ -124,26 +129,69 @@ class LocalRunner:
         self._worker = PopenWorker()
         self._setup_msg: dict | None = None
         self.setup_key: str | None = None  # workload key of the task the inputs are for
+        self.setup_error: str | None = None  # why the last setup failed
+        self._runs = 0  # candidates the current process has run
 
-    def _request(self, msg: dict, timeout: float) -> dict:
+    def _setup_worker(self) -> dict | None:
+        """Set up the runner process (started if none runs); None when it worked, else the
+        error to answer. After a failure the task counts as not set up, so the measurer's
+        next batch tries again, and until then candidates are answered without running."""
         fresh = not self._worker.alive
         try:
-            if fresh and self._setup_msg is not None and msg is not self._setup_msg:
-                self._worker.call(self._setup_msg, timeout=max(self.timeout, 600))
-            return self._worker.call(msg, timeout=timeout)
-        except WorkerTimeout:
-            return {
-                "error_no": int(ErrorNo.RUN_TIMEOUT),
-                "error_msg": f"the run took longer than {timeout} s and was killed",
-            }
-        except WorkerDied as err:
-            return {
-                "error_no": int(ErrorNo.RUNTIME_DEVICE),
-                "error_msg": f"the kernel crashed the runner process ({err})",
-            }
+            reply = self._worker.call(self._setup_msg, timeout=max(self.timeout, 600))
+        except (WorkerTimeout, WorkerDied) as err:
+            reply = {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": str(err)}
+        if not reply.get("error_no"):
+            if fresh:
+                self._runs = 0
+            return None
+        self._worker.kill()
+        self.setup_key = None
+        self.setup_error = f"the runner process could not be set up: {reply.get('error_msg')}"
+        return self._setup_failure()
+
+    def _setup_failure(self) -> dict:
+        return {
+            "error_no": int(ErrorNo.RUNTIME_DEVICE),
+            "error_msg": f"not measured, and not this candidate's fault: {self.setup_error}",
+        }
+
+    def _request(self, msg: dict, timeout: float) -> dict:
+        """Run one candidate; a crash is blamed on it only if it crashes a fresh process.
+
+        A process that served other candidates may die of one of them late (a corrupted
+        heap, a stray thread, a timer): the candidate in flight then gets a second try in a
+        fresh process, and only a crash there is its own.
+        """
+        for attempt in (0, 1):
+            if not self._worker.alive and self._setup_msg is not None:
+                failure = self._setup_worker()
+                if failure is not None:
+                    return failure
+            used = self._runs > 0
+            self._runs += 1
+            try:
+                return self._worker.call(msg, timeout=timeout)
+            except WorkerTimeout:
+                return {
+                    "error_no": int(ErrorNo.RUN_TIMEOUT),
+                    "error_msg": f"the run took longer than {timeout} s and was killed",
+                }
+            except WorkerDied as err:
+                if used and attempt == 0:
+                    continue
+                return {
+                    "error_no": int(ErrorNo.RUNTIME_DEVICE),
+                    "error_msg": f"the kernel crashed the runner process ({err})",
+                }
+        raise AssertionError("unreachable")
 
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
-        """Prepare inputs (and the reference outputs when checking) for a task."""
+        """Prepare inputs (and the reference outputs when checking) for a task.
+
+        A failure does not raise: ``setup_error`` says why, every candidate run before the
+        next successful setup is an error record saying so, and the next batch tries again.
+        """
         self._setup_msg = {
             "kind": "setup",
             "target": str(task.target),
@@ -154,29 +202,37 @@ class LocalRunner:
             "seed": 0,
         }
         self.setup_key = None
-        reply = self._request(self._setup_msg, timeout=max(self.timeout, 600))
-        if reply.get("error_no"):
-            raise RuntimeError(f"runner setup failed: {reply.get('error_msg')}")
-        self.setup_key = task.workload_key
+        self.setup_error = None
+        if self._setup_worker() is None:
+            self.setup_key = task.workload_key
 
-    def run(self, builds: list[BuildResult]) -> list[dict]:
-        """Time each build; returns {error_no, error_msg, costs} per build."""
+    def run(self, builds: list[BuildResult], on_result: Any = None) -> list[dict]:
+        """Time each build; returns {error_no, error_msg, costs} per build.
+
+        ``on_result(k, reply)`` is called as each candidate finishes (the records log
+        writes it then, so a killed tuner loses no finished measurement).
+        """
         out = []
-        for b in builds:
+        for k, b in enumerate(builds):
             if b.error_no != 0 or b.obj is None:
-                out.append({"error_no": b.error_no, "error_msg": b.error_msg, "costs": []})
-                continue
-            msg = {
-                "kind": "run",
-                "obj": b.obj,
-                "entry": b.entry,
-                "number": self.number,
-                "repeat": self.repeat,
-                "min_repeat_ms": self.min_repeat_ms,
-                "flush": self.enable_cpu_cache_flush,
-                "cooldown_ms": self.cooldown_interval * 1e3,
-            }
-            out.append(self._request(msg, timeout=self.timeout))
+                reply = {"error_no": b.error_no, "error_msg": b.error_msg, "costs": []}
+            elif self.setup_error is not None:
+                reply = self._setup_failure()
+            else:
+                msg = {
+                    "kind": "run",
+                    "obj": b.obj,
+                    "entry": b.entry,
+                    "number": self.number,
+                    "repeat": self.repeat,
+                    "min_repeat_ms": self.min_repeat_ms,
+                    "flush": self.enable_cpu_cache_flush,
+                    "cooldown_ms": self.cooldown_interval * 1e3,
+                }
+                reply = self._request(msg, timeout=self.timeout)
+            out.append(reply)
+            if on_result is not None:
+                on_result(k, reply)
         return out
 
     def close(self) -> None:
@@ -184,6 +240,7 @@ class LocalRunner:
         self._worker.kill()
         self._setup_msg = None
         self.setup_key = None
+        self.setup_error = None
 
 
 class LocalRPCMeasureContext:
@@ -224,7 +281,11 @@ class ProgramMeasurer:
         self.num_threads = num_threads
 
     def measure(self, task: Any, policy: Any, inputs: list[MeasureInput]) -> list[MeasureResult]:
-        """Measure a batch; results line up with inputs."""
+        """Measure a batch; results line up with inputs.
+
+        Callbacks with an ``on_result`` method (RecordToFile) get each result as soon as its
+        measurement finishes; the others get the batch at the end (TVM's callback form).
+        """
         start = time.perf_counter()
         payloads = [
             {
@@ -242,26 +303,46 @@ class ProgramMeasurer:
         if good is not None and self.runner.setup_key != task.workload_key:
             outputs = [k for k, t in enumerate(task.args) if not _is_input(t)]
             self.runner.setup(task, good.params, outputs)
-        runs = self.runner.run(builds)
-        elapsed = time.perf_counter() - start
-        results = []
-        for b, r in zip(builds, runs):
-            results.append(
-                MeasureResult(
-                    list(r.get("costs", [])),
-                    int(r["error_no"]),
-                    r.get("error_msg", ""),
-                    b.time_cost + elapsed / max(1, len(inputs)),
-                )
-            )
+        build_share = (time.perf_counter() - start) / max(1, len(inputs))
+        streaming = [cb for cb in self.callbacks if hasattr(cb, "on_result")]
+        results: list[MeasureResult] = []
+        clock = [time.perf_counter()]
+
+        def finished(k: int, reply: dict) -> None:
+            now = time.perf_counter()
+            res = _result(builds[k], reply, build_share + now - clock[0])
+            clock[0] = now
+            results.append(res)
+            for cb in streaming:
+                cb.on_result(policy, inputs[k], res)
+
+        if "on_result" in inspect.signature(self.runner.run).parameters:
+            self.runner.run(builds, on_result=finished)
+        else:  # a runner of the old form: results arrive with the batch
+            for k, reply in enumerate(self.runner.run(builds)):
+                finished(k, reply)
         for cb in self.callbacks:
-            cb(policy, inputs, results)
+            if cb not in streaming:
+                cb(policy, inputs, results)
+            elif hasattr(cb, "flush"):
+                cb.flush()
         return results
 
     def close(self) -> None:
         """Stop worker processes."""
         self.builder.close()
         self.runner.close()
+
+
+def _result(build: BuildResult, reply: dict, wall: float) -> MeasureResult:
+    """A runner's reply as a MeasureResult; costs no kernel can take become an error."""
+    costs = list(reply.get("costs", []))
+    error_no, error_msg = int(reply["error_no"]), reply.get("error_msg", "")
+    if error_no == 0 and not (costs and all(MIN_COST_S <= c <= MAX_COST_S for c in costs)):
+        error_no = int(ErrorNo.RUNTIME_DEVICE)
+        error_msg = f"the timer returned implausible costs {costs[:4]} s"
+        costs = []
+    return MeasureResult(costs, error_no, error_msg, build.time_cost + wall)
 
 
 def _is_input(t: Any) -> bool:

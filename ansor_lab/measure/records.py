@@ -3,13 +3,16 @@
 One line per measured candidate: format version, workload key and structure key, target
 (string and a digest of its CPU features), package and LLVM versions, the candidate's
 trace, costs, error kind and message, timestamp — and the workload's DAG, so a record
-replays in a plain script without the code that defined the workload. Lines are flushed
-as each batch arrives, so a killed process loses nothing measured.
+replays in a plain script without the code that defined the workload. Each record is
+appended (one locked write) as its measurement finishes, so a killed tuner loses nothing
+measured, and concurrent tuners never interleave lines. Every reader skips a bad line with a
+warning naming it; one bad line never makes a log unusable.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import os
@@ -23,7 +26,13 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..codegen.target import as_target, host_cpu
-from ..errors import AnsorLabError, LogFileError
+from ..errors import AnsorLabError, LogFileError, RecordError, RecordWarning
+from .record_check import MAX_LINE_BYTES, check_record, parse_line
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: appends are single writes, without the lock
+    fcntl = None
 
 RECORD_VERSION = 1
 
@@ -56,10 +65,13 @@ def versions() -> dict:
 
 def target_digest(target: Any) -> str:
     """A short digest of what the code depends on in a target (CPU name and features)."""
+    return _digest(str(target), getattr(target, "kind", "llvm"))
 
-    feats = host_cpu()[1] if getattr(target, "kind", "llvm") == "llvm" else ""
-    text = f"{target}|{feats}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+@functools.lru_cache(maxsize=64)
+def _digest(text: str, kind: str) -> str:
+    feats = host_cpu()[1] if kind == "llvm" else ""
+    return hashlib.sha256(f"{text}|{feats}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -141,10 +153,17 @@ def encode(inp: MeasureInput, res: MeasureResult) -> str:
 
 
 def decode(line: str) -> tuple[RecordInput, MeasureResult]:
-    """A record line back into (RecordInput, MeasureResult); raises ValueError if bad."""
-    rec = json.loads(line)
-    if not isinstance(rec, dict) or rec.get("v") != RECORD_VERSION:
-        raise ValueError(f"not a version-{RECORD_VERSION} record")
+    """A record line back into (RecordInput, MeasureResult).
+
+    Raises RecordError naming what is wrong: not JSON, not a version-1 record object, or a
+    value no measurement can produce (record_check.py).
+    """
+    rec = parse_line(line)
+    if not isinstance(rec, dict):
+        raise RecordError(f"a JSON {type(rec).__name__}, not a record object")
+    if rec.get("v") != RECORD_VERSION:
+        raise RecordError(f"not a version-{RECORD_VERSION} record (v={rec.get('v')!r})")
+    check_record(rec)
     inp = RecordInput(
         rec["workload_key"],
         rec["structure_key"],
@@ -167,45 +186,120 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     return inp, res
 
 
-class RecordToFile:
-    """A measure callback appending every measured candidate to a JSON-lines file."""
+def _warn_skip(filename: str, lineno: int, why: Any) -> None:
+    warnings.warn(f"{filename}:{lineno}: skipping a corrupt record ({why})", RecordWarning, 3)
 
-    def __init__(self, filename: str) -> None:
+
+def _raw_lines(filename: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-empty line; a line that is not UTF-8 text or is
+    longer than any record is skipped with a warning."""
+    with open(filename, "rb") as f:
+        lineno = 0
+        while True:
+            raw = f.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # drop the rest of the line
+                    raw = f.readline(1 << 20)
+                _warn_skip(filename, lineno, f"a line over {MAX_LINE_BYTES >> 20} MiB")
+                continue
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                yield lineno, raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                _warn_skip(filename, lineno, f"not UTF-8 text: byte {err.start} is invalid")
+
+
+def _records_with_lines(filename: str) -> Iterator[tuple[int, str, RecordInput, MeasureResult]]:
+    for lineno, line in _raw_lines(filename):
+        try:
+            inp, res = decode(line)
+        except RecordError as err:
+            _warn_skip(filename, lineno, err)
+            continue
+        yield lineno, line, inp, res
+
+
+def load_records(filename: str) -> Iterator[tuple[RecordInput, MeasureResult]]:
+    """Every valid record of a log; a corrupt, truncated or implausible line is skipped
+    with a RecordWarning naming the file and the line."""
+    filename = str(filename)
+    if not os.path.exists(filename):
+        return
+    if os.path.isdir(filename):
+        raise LogFileError(f"{filename!r} is a directory; give a records log file (JSON lines)")
+    for _, _, inp, res in _records_with_lines(filename):
+        yield inp, res
+
+
+def append_lines(filename: str, lines: list[str], sync: bool = False) -> None:
+    """Append whole lines to a log, safe against a torn last line and other writers.
+
+    One ``os.write`` of all the lines on an O_APPEND descriptor under an exclusive
+    ``flock``: two tuners appending to one log never interleave a line, and if the file
+    ends in a line torn by a kill, a newline goes first so the new record stays whole.
+    """
+    if os.path.isdir(filename):
+        raise LogFileError(f"the records log {filename!r} is a directory; give a file name")
+    if not lines:
+        return
+    data = "".join(line + "\n" for line in lines).encode()
+    directory = os.path.dirname(os.path.abspath(filename))
+    os.makedirs(directory, exist_ok=True)
+    fd = os.open(filename, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class RecordToFile:
+    """A measure callback appending every measured candidate to a JSON-lines file.
+
+    The measurer calls ``on_result`` as each measurement finishes, so each record is in the
+    file (one locked append) before the next candidate runs: a tuner killed mid-batch loses
+    no completed measurement. Called with a batch (TVM's callback form) it appends the batch.
+    """
+
+    def __init__(self, filename: str, sync: bool = False) -> None:
         self.filename = str(filename)
+        self.sync = sync  # fsync each append (~5 ms; else once per batch, in flush)
 
     def __call__(self, policy: Any, inputs: list, results: list) -> None:
         self.callback(policy, inputs, results)
 
     def callback(self, policy: Any, inputs: list, results: list) -> None:
-        """Append one line per (input, result) and flush to disk."""
-        if os.path.isdir(self.filename):
-            raise LogFileError(f"RecordToFile({self.filename!r}) is a directory; give a file name")
-        directory = os.path.dirname(os.path.abspath(self.filename))
-        os.makedirs(directory, exist_ok=True)
-        with open(self.filename, "a") as f:
-            for inp, res in zip(inputs, results):
-                f.write(encode(inp, res) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        """Append one line per (input, result)."""
+        append_lines(self.filename, [encode(i, r) for i, r in zip(inputs, results)], self.sync)
 
+    def on_result(self, policy: Any, inp: MeasureInput, res: MeasureResult) -> None:
+        """Append one measured candidate now."""
+        append_lines(self.filename, [encode(inp, res)], self.sync)
 
-def load_records(filename: str) -> Iterator[tuple[RecordInput, MeasureResult]]:
-    """Every valid record of a log; corrupt or truncated lines are skipped with a warning."""
-    if not os.path.exists(filename):
-        return
-    if os.path.isdir(filename):
-        raise LogFileError(f"{filename!r} is a directory; give a records log file (JSON lines)")
-    with open(filename) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield decode(line)
-            except (ValueError, KeyError, TypeError) as err:
-                warnings.warn(
-                    f"{filename}:{lineno}: skipping a corrupt record ({err})", stacklevel=2
-                )
+    def flush(self) -> None:
+        """fsync the log (the measurer calls it after each batch: ~5 ms per batch, where
+        each record's own append is ~10 us and already survives a kill of the tuner)."""
+        try:
+            fd = os.open(self.filename, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def save_records(filename: str, inputs: list, results: list) -> None:
@@ -214,28 +308,21 @@ def save_records(filename: str, inputs: list, results: list) -> None:
 
 
 def merge_records(sources: list[str], dest: str) -> int:
-    """Append the valid records of several logs into ``dest``; returns how many."""
-    n = 0
-    with open(dest, "a") as out:
-        for src in sources:
-            if not os.path.isfile(src):
-                raise LogFileError(
-                    f"merge_records: {src!r} is "
-                    + ("a directory" if os.path.isdir(src) else "not there")
-                    + "; give the paths of existing records logs"
-                )
-            with open(src) as f:
-                for line in f:
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        decode(line)
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    out.write(line + "\n")
-                    n += 1
-    return n
+    """Append the valid records of several logs into ``dest``; returns how many.
+
+    Bad lines are skipped with a warning naming their file and line, as every reader does.
+    """
+    lines = []
+    for src in sources:
+        if not os.path.isfile(src):
+            raise LogFileError(
+                f"merge_records: {src!r} is "
+                + ("a directory" if os.path.isdir(src) else "not there")
+                + "; give the paths of existing records logs"
+            )
+        lines.extend(line for _, line, _, _ in _records_with_lines(str(src)))
+    append_lines(str(dest), lines)
+    return len(lines)
 
 
 class RecordMismatch(AnsorLabError, LookupError):
@@ -258,6 +345,94 @@ def best_records(filename: str) -> dict[str, tuple[RecordInput, MeasureResult]]:
     return best
 
 
+@dataclass(frozen=True)
+class RecordKey:
+    """What a record must match to apply: workload structure, target, CPU features, and
+    the ansor_lab and LLVM versions. The one check behind apply_best, resume and
+    update_from_file; ``mismatch`` names each part that differs."""
+
+    structure: str | None
+    target: str | None
+    digest: str | None
+    versions: dict
+
+    @classmethod
+    def of(cls, task: Any = None, target: Any = None) -> RecordKey:
+        """The key of a task (target: the task's, unless given); None parts match anything."""
+        if task is not None and target is None:
+            target = task.target
+        target = as_target(target) if target is not None else None
+        return cls(
+            task.structure_key if task is not None else None,
+            str(target) if target is not None else None,
+            target_digest(target) if target is not None else None,
+            versions(),
+        )
+
+    def mismatch(self, inp: RecordInput) -> list[str]:
+        """The parts of the key in which a record differs (empty: it applies)."""
+        reasons = []
+        if self.structure is not None and inp.structure_key != self.structure:
+            reasons.append("workload structure (same key, different computation)")
+        if self.target is not None:  # no target given: records of any target apply
+            if inp.target != self.target:
+                reasons.append(f"target {inp.target!r} (task: {self.target!r})")
+            elif inp.target_digest != self.digest:
+                reasons.append("CPU features of the target")
+        for name in ("ansor_lab", "llvm"):
+            if inp.versions.get(name) != self.versions.get(name):
+                reasons.append(
+                    f"{name} version {inp.versions.get(name)} (now {self.versions.get(name)})"
+                )
+        return reasons
+
+
+def _count_reasons(near: dict[str, int]) -> str:
+    return "; ".join(f"{k} ({v} records)" for k, v in near.items())
+
+
+def task_records(
+    filename: str, task: Any = None, who: str = "resume"
+) -> Iterator[tuple[RecordInput, MeasureResult]]:
+    """The records of a log that apply to ``task`` (all tasks when None), under the whole key.
+
+    A record of the task's workload that differs in structure, target, CPU features or
+    versions is left out, and one RecordWarning says how many and in what (records of
+    other workloads are simply not this task's). Without a task a record must match its own
+    target on this machine and today's versions: costs measured elsewhere are not learnt.
+    """
+    near: dict[str, int] = {}
+    keys: dict[str, RecordKey] = {}
+    want = RecordKey.of(task) if task is not None else None
+    for inp, res in load_records(filename):
+        if task is not None:
+            if inp.workload_key != task.workload_key:
+                continue
+            key = want
+        else:
+            key = keys.get(inp.target)
+            if key is None:
+                try:
+                    key = keys[inp.target] = RecordKey.of(target=inp.target)
+                except AnsorLabError as err:
+                    key = keys[inp.target] = RecordKey(None, f"unreadable here: {err}", "", {})
+        reasons = key.mismatch(inp)
+        if reasons:
+            for r in reasons:
+                near[r] = near.get(r, 0) + 1
+            continue
+        yield inp, res
+    if near:
+        which = f"workload {task.workload_key}" if task is not None else "its log"
+        warnings.warn(
+            f"{who}: records of {which} in {filename} were not used; they differ in: "
+            f"{_count_reasons(near)}. Their costs do not hold here: tune again for this "
+            "setting, or use a log made with it.",
+            RecordWarning,
+            2,
+        )
+
+
 def load_best_record(
     filename: str, workload_key: Any = None, target: Any = None, include_compatible: bool = False
 ) -> tuple[RecordInput, MeasureResult]:
@@ -266,9 +441,10 @@ def load_best_record(
     ``workload_key`` is a SearchTask (our complete check) or, as in TVM, a task's
     ``workload_key`` string, optionally with ``target=``. A record applies when the workload
     (its structure, when a task is given), the target string, the target's CPU-feature
-    digest and the ansor_lab / LLVM versions all match; otherwise RecordMismatch says what
-    differed, rather than falling back to a record made for something else.
-    ``include_compatible`` is accepted for TVM's signature; compatible records are not used.
+    digest and the ansor_lab / LLVM versions all match (RecordKey); otherwise
+    RecordMismatch says what differed, rather than falling back to a record made for
+    something else. ``include_compatible`` is accepted for TVM's signature; compatible
+    records are not used.
     """
     task = workload_key if hasattr(workload_key, "structure_key") else None
     key = task.workload_key if task is not None else workload_key
@@ -277,15 +453,7 @@ def load_best_record(
             "load_best_record(filename, workload_key, target): workload_key is a SearchTask "
             f"or its workload_key string, not {type(key).__name__}"
         )
-    if task is not None and target is None:
-        target = task.target
-    target = as_target(target) if target is not None else None
-    want = {
-        "structure": task.structure_key if task is not None else None,
-        "target": str(target) if target is not None else None,
-        "digest": target_digest(target) if target is not None else None,
-        "versions": versions(),
-    }
+    want = RecordKey.of(task, target)
     best = None
     near: dict[str, int] = {}
     others: dict[str, int] = {}  # workload keys of the records that are for other workloads
@@ -295,23 +463,11 @@ def load_best_record(
         if (
             key is not None
             and inp.workload_key != key
-            and (want["structure"] is None or inp.structure_key != want["structure"])
+            and (want.structure is None or inp.structure_key != want.structure)
         ):
             others[inp.workload_key] = others.get(inp.workload_key, 0) + 1
             continue
-        reasons = []
-        if want["structure"] is not None and inp.structure_key != want["structure"]:
-            reasons.append("workload structure (same key, different computation)")
-        if want["target"] is not None:  # no target given: records of any target apply
-            if inp.target != want["target"]:
-                reasons.append(f"target {inp.target!r} (task: {want['target']!r})")
-            elif inp.target_digest != want["digest"]:
-                reasons.append("CPU features of the target")
-        for name in ("ansor_lab", "llvm"):
-            if inp.versions.get(name) != want["versions"].get(name):
-                reasons.append(
-                    f"{name} version {inp.versions.get(name)} (now {want['versions'].get(name)})"
-                )
+        reasons = want.mismatch(inp)
         if reasons:
             for r in reasons:
                 near[r] = near.get(r, 0) + 1
@@ -332,9 +488,8 @@ def load_best_record(
                 f"{filename} has {total} records, none for workload {key}; "
                 f"it holds records for: {found}{more}"
             )
-        detail = "; ".join(f"{k} ({v} records)" for k, v in near.items())
         raise RecordMismatch(
             f"{filename} has records for workload {key}, but they differ in: "
-            f"{detail}. Re-tune for this setting."
+            f"{_count_reasons(near)}. Re-tune for this setting."
         )
     return best

@@ -128,6 +128,12 @@ def _run(state: _RunnerState, msg: dict) -> dict:
     from ..codegen.llvm import load_object
     from ..runtime.module import CacheFlusher, time_repeats
 
+    if state.target is None:
+        return {
+            "error_no": int(ErrorNo.RUNTIME_DEVICE),
+            "error_msg": "the runner process was asked to run before it was set up "
+            "(LocalRunner.setup first)",
+        }
     loaded = load_object(msg["obj"], msg["entry"], state.target)
     n = len(state.arrays)
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(loaded.entry_address)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..codegen.target import Target
 from ..errors import AnsorLabError
-from ..measure.records import load_records
+from ..measure.records import task_records
 from ..schedule.lower import lower_state
 from .features import program_features
 
@@ -171,15 +171,15 @@ class RandomForestModel(CostModel):
     def update_from_file(self, file_name: str, task=None) -> int:
         """Learn from a records file (optionally only the records of ``task``).
 
-        Returns how many records were used.
+        Records that do not apply (another structure, target, CPU or version: the whole key,
+        as apply_best checks) are left out with a warning saying what differs. Returns how
+        many records were used.
         """
         # task -> tune -> policy -> this module: the cycle is why this import is here
         from .task import schedule_from_record  # noqa: PLC0415
 
         feats, costs, groups = [], [], []
-        for inp, res in load_records(file_name):
-            if task is not None and inp.workload_key != task.workload_key:
-                continue
+        for inp, res in task_records(file_name, task, "update_from_file"):
             try:
                 sch = schedule_from_record(inp)
             except Exception:  # noqa: BLE001 - a record of another version: skip it

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from ..errors import AnsorLabError, LoweringError, ScheduleError, TaskError
-from ..measure.records import MeasureInput, MeasureResult, load_records
+from ..errors import AnsorLabError, LoweringError, RecordWarning, ScheduleError, TaskError
+from ..measure.records import MeasureInput, MeasureResult, task_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
@@ -355,13 +356,20 @@ class SketchPolicy:
         self.search_time += time.perf_counter() - start
 
     def preload(self, filename: str) -> int:
-        """Treat the task's records in ``filename`` as measured; returns how many."""
+        """Treat the task's records in ``filename`` as measured; returns how many.
+
+        Only records that apply to this task under the whole key (structure, target, CPU
+        features, versions: ``RecordKey``, as apply_best checks) are used; the others, and
+        records naming a sketch this task does not have, are left out with a warning.
+        """
         n = 0
         feats, costs = [], []
-        for inp, res in load_records(filename):
-            if inp.workload_key != self.task.workload_key or inp.sketch is None:
+        unknown_sketch = 0
+        for inp, res in task_records(filename, self.task, "PreloadMeasuredStates"):
+            if inp.sketch is None:
                 continue
             if inp.sketch >= len(self.sketches):
+                unknown_sketch += 1
                 continue
             cand = Candidate(inp.sketch, freeze(inp.decisions))
             self.measured[cand.key] = res.mean_cost
@@ -375,6 +383,14 @@ class SketchPolicy:
             if f is not None:
                 feats.append(f)
                 costs.append(res.mean_cost)
+        if unknown_sketch:
+            warnings.warn(
+                f"PreloadMeasuredStates: {unknown_sketch} records in {filename} name a sketch "
+                f"this task does not have (it has {len(self.sketches)}); they were not used. "
+                "The log was written by another version of the sketch rules: tune again.",
+                RecordWarning,
+                2,
+            )
         if feats:
             self.model.update(feats, costs, [self.task.workload_key] * len(costs))
         return n

@@ -46,10 +46,11 @@ loop:
 """
 
 
-def bad_object(body: str, n_args: int) -> bytes:
-    """An object file whose ``main`` runs ``body`` (and ``main__repeat`` calls it)."""
+def bad_object(body: str, n_args: int, decls: str = "") -> bytes:
+    """An object file whose ``main`` runs ``body`` (and ``main__repeat`` calls it n times)."""
     named = ", ".join(f"ptr %a{k}" for k in range(n_args))
     text = f"""
+{decls}
 define i32 @main({named}) {{
 entry:
 {body}
@@ -57,8 +58,20 @@ entry:
 
 define i32 @main__repeat(i64 %n, {named}) {{
 entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %body]
+  %done = icmp sge i64 %i, %n
+  br i1 %done, label %exit, label %body
+body:
   %rc = call i32 @main({", ".join(f"ptr %a{k}" for k in range(n_args))})
+  %next = add i64 %i, 1
+  %bad = icmp ne i32 %rc, 0
+  br i1 %bad, label %fail, label %loop
+fail:
   ret i32 %rc
+exit:
+  ret i32 0
 }}
 """
     target = Target("llvm")
@@ -152,7 +165,7 @@ class _InjectOnce(LocalRunner):
 
     injected = False
 
-    def run(self, builds):
+    def run(self, builds, on_result=None):
         if not self.injected and len(builds) >= 2:
             self.injected = True
             builds = [
@@ -160,7 +173,7 @@ class _InjectOnce(LocalRunner):
                 dataclasses.replace(builds[1], obj=bad_object(_CRASH_BODY, 3)),
                 *builds[2:],
             ]
-        return super().run(builds)
+        return super().run(builds, on_result=on_result)
 
 
 def test_search_survives_a_hang_and_a_crash(task, tmp_path):

@@ -76,7 +76,9 @@ def test_corrupt_and_truncated_lines_are_skipped_with_a_warning(tmp_path):
         _, res = auto_scheduler.load_best_record(log, task)
     assert res.costs == [1e-3]
     merged = str(tmp_path / "merged.json")
-    assert auto_scheduler.merge_records([log, log], merged) == 4
+    with pytest.warns(UserWarning, match="skipping a corrupt record") as caught:
+        assert auto_scheduler.merge_records([log, log], merged) == 4
+    assert len(caught) == 6  # each bad line of each source, named
 
 
 def test_best_record_ignores_failures_and_other_workloads(tmp_path):
