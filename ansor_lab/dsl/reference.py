@@ -122,32 +122,62 @@ class _Evaluator(Visitor):
         a, b = self._binary(e, mask)
         return (a * b).astype(_np(e.dtype))
 
-    def _safe_divisor(self, b):
-        # division by zero is undefined; keep masked-off lanes from raising or warning
-        return np.where(b == 0, np.ones((), b.dtype), b)
+    def _int_operands(self, e, mask):
+        """``a`` and ``b`` of an integer division, ``b`` made safe to divide by: a zero
+        divisor on an evaluated lane is an error (``dsl.expr``'s semantics); lanes that
+        are masked off, and ``b == -1`` (whose quotient is the negation, wrapping at
+        INT_MIN), divide by 1 instead and are fixed by the caller."""
+        a, b = self._binary(e, mask)
+        zero = b == 0
+        active = zero if mask is None else zero & mask
+        if np.any(active):
+            raise ReferenceEvaluationError(
+                f"integer division by zero: the divisor {e.b} is 0 at run time in {e}; "
+                "guard it with te.if_then_else(b != 0, a // b, 0)"
+            )
+        minus_one = b == -1
+        safe = np.where(zero | minus_one, np.ones((), b.dtype), b)
+        return a, safe, minus_one
+
+    def _negated(self, a, minus_one, q, dtype):
+        """``q`` where the divisor was not -1, else ``-a`` (two's complement wrap)."""
+        if not np.any(minus_one):
+            return q.astype(_np(dtype))
+        with np.errstate(over="ignore"):
+            neg = (np.zeros((), a.dtype) - a).astype(_np(dtype))
+        return np.where(minus_one, neg, q).astype(_np(dtype))
 
     def expr_Div(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return (a / b).astype(_np(e.dtype))
-        return _truncdiv(a, self._safe_divisor(b))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (a / b).astype(_np(e.dtype))
+        a, b, minus_one = self._int_operands(e, mask)
+        return self._negated(a, minus_one, _truncdiv(a, b), e.dtype)
 
     def expr_Mod(self, e, mask):
-        a, b = self._binary(e, mask)
-        b = self._safe_divisor(b)
+        if dtypes.is_float(e.dtype):
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.fmod(a, b).astype(_np(e.dtype))
+        a, b, _ = self._int_operands(e, mask)  # x % -1 == x % 1 == 0
         return (a - b * _truncdiv(a, b)).astype(_np(e.dtype))
 
     def expr_FloorDiv(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return np.floor(a / b).astype(_np(e.dtype))
-        return np.floor_divide(a, self._safe_divisor(b)).astype(_np(e.dtype))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.floor(a / b).astype(_np(e.dtype))
+        a, b, minus_one = self._int_operands(e, mask)
+        return self._negated(a, minus_one, np.floor_divide(a, b), e.dtype)
 
     def expr_FloorMod(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return (a - np.floor(a / b) * b).astype(_np(e.dtype))
-        return np.mod(a, self._safe_divisor(b)).astype(_np(e.dtype))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (a - np.floor(a / b) * b).astype(_np(e.dtype))
+        a, b, _ = self._int_operands(e, mask)
+        return np.mod(a, b).astype(_np(e.dtype))
 
     def expr_Min(self, e, mask):
         a, b = self._binary(e, mask)
