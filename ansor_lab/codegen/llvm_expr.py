@@ -149,7 +149,10 @@ class ExprEmitter:
         if dtypes.is_int(src):
             return b.sitofp(v, dt)
         if dtypes.is_int(dst):
-            return b.fptosi(v, dt)
+            # saturating, NaN -> 0 (``dsl.expr``); a plain fptosi of an out-of-range
+            # value is poison in LLVM (x86 gives INT_MIN, numpy something else)
+            name = f"llvm.fptosi.sat.{_suffix(dst, lanes)}.{_suffix(src, lanes)}"
+            return b.call(self.ctx.declare(name, dt, [st]), [v])
         return b.fpext(v, dt) if dtypes.bits(src) < dtypes.bits(dst) else b.fptrunc(v, dt)
 
     def expr_Cast(self, e: E.Cast) -> ir.Value:
@@ -413,3 +416,10 @@ def _index_vars(ctx: ModuleContext, e: E.PrimExpr) -> tuple | None:
             variables = tuple(found)
     ctx.index_vars[id(e)] = (e, variables)
     return variables
+
+
+def _suffix(dtype: str, lanes: int) -> str:
+    """LLVM's name of a (vector of) ``dtype`` in an overloaded intrinsic: i32, v8f32."""
+    base = {"float16": "f16", "float32": "f32", "float64": "f64"}.get(dtype)
+    base = base or f"i{dtypes.bits(dtype)}"
+    return f"v{lanes}{base}" if lanes else base

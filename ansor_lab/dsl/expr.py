@@ -20,9 +20,15 @@ Division semantics (stated once, used by every backend and the reference evaluat
   ``KernelDivisionByZeroError`` (C and TVM leave it undefined, and x86 kills the process
   with SIGFPE). Lanes that a lazy ``te.if_then_else`` does not take are not evaluated, so
   ``te.if_then_else(b != 0, a // b, 0)`` is the way to guard a divisor; ``te.select``
-  evaluates both sides. Float division by zero follows IEEE 754 (inf or nan).
+  evaluates both sides. The simplifier may drop a sub-expression whose value cannot
+  matter (``x % 1``, ``x * 0``), and a zero divisor inside it with it: a compiled kernel
+  then returns the value the reference gives for the simplified expression. Float
+  division by zero follows IEEE 754 (inf or nan).
 * The one quotient that does not fit, ``INT_MIN // -1`` (and ``/``), wraps to ``INT_MIN``
-  (two's complement, as numpy does); its remainder is 0.
+  (two's complement, as numpy does); its remainder is 0. Integer ``+ - *`` wrap too.
+* A float -> int cast truncates toward zero and saturates: values beyond the integer
+  range (and infinities) become its minimum or maximum, NaN becomes 0 (LLVM's
+  ``fptosi.sat``; C and TVM leave it undefined).
 """
 
 from __future__ import annotations

@@ -62,6 +62,19 @@ def _unary(op: str, x: np.ndarray) -> np.ndarray:
     raise ReferenceEvaluationError(f"no reference for intrinsic {op!r}")
 
 
+def _saturating_cast(v: np.ndarray, dtype: str) -> np.ndarray:
+    """Float -> int as ``dsl.expr`` says: truncate, saturate at the limits, NaN -> 0 (in
+    float64, where 2**(bits-1) is exact; numpy's own cast of an out-of-range value is
+    undefined)."""
+    v = np.trunc(np.asarray(v, dtype=np.float64))
+    lo, hi = dtypes.int_range(dtype)
+    top = float(2 ** (dtypes.bits(dtype) - 1))
+    high, low, nan = v >= top, v < -top, np.isnan(v)
+    with np.errstate(invalid="ignore"):
+        inside = np.where(high | low | nan, 0.0, v).astype(_np(dtype))
+    return np.where(high, hi, np.where(low, lo, inside)).astype(_np(dtype))
+
+
 def _truncdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     q = np.floor_divide(a, b)
     fix = (np.mod(a, b) != 0) & ((a < 0) != (b < 0))
@@ -102,9 +115,7 @@ class _Evaluator(Visitor):
     def expr_Cast(self, e, mask):
         v = self.run(e.value, mask)
         if dtypes.is_int(e.dtype) and np.issubdtype(v.dtype, np.floating):
-            v = np.trunc(v)
-            lo, hi = dtypes.int_range(e.dtype)
-            v = np.where(np.isfinite(v), np.clip(v, lo, hi), 0)
+            return _saturating_cast(v, e.dtype)
         return v.astype(_np(e.dtype))
 
     def _binary(self, e, mask):
