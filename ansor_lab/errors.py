@@ -46,6 +46,14 @@ class KernelRuntimeError(AnsorLabError, RuntimeError):
     """A compiled kernel reported a failure while running (e.g. out of memory)."""
 
 
+class KernelDivisionByZeroError(KernelRuntimeError, ZeroDivisionError):
+    """A compiled kernel met an integer divisor that was 0 at run time."""
+
+
+class KernelBoundsError(KernelRuntimeError, IndexError):
+    """A kernel built with ``instrument_bound_checkers=True`` met an out-of-bounds access."""
+
+
 class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
 

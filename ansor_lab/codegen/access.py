@@ -11,6 +11,7 @@ a loop is what the generator does with it.
 from __future__ import annotations
 
 from ..dsl import expr as E
+from ..dsl.dtypes import INDEX_MAX
 from ..ir import nodes as N
 from ..ir.simplify import linear_form, simplify_expr
 from ..ir.visitor import post_order_visit, walk_stmts
@@ -26,10 +27,14 @@ ACCESS_KINDS = ("scalar", "contiguous", "gather")
 
 def flat_index(buf: N.Buffer, indices: tuple) -> E.PrimExpr:
     """The element offset of ``buf[indices]`` as an expression (int32, int64 if any
-    index is)."""
+    index is, or if the buffer has more elements than an int32 can count)."""
+    wide = buf.size > INDEX_MAX
     terms = None
     for idx, stride in zip(indices, buf.strides):
-        t = idx if stride == 1 else E.Mul(idx, E.IntImm(stride), idx.dtype)
+        if wide and idx.dtype != "int64":
+            idx = E.Cast(idx, "int64")
+        sdt = "int64" if idx.dtype == "int64" else "int32"
+        t = idx if stride == 1 else E.Mul(idx, E.IntImm(stride, sdt), idx.dtype)
         if t.dtype != "int32":
             t = E.Cast(t, "int64") if t.dtype != "int64" else t
         terms = t if terms is None else E.Add(terms, _match_int(t, terms), _wider(t, terms))

@@ -19,7 +19,7 @@ import ctypes
 import ctypes.util
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -77,7 +77,7 @@ def _emit_kernel(ctx: ModuleContext, func: N.PrimFunc) -> ir.Function:
         arg.name = buf.name
         arg.add_attribute("noalias")
     buffers = dict(zip(func.params, fn.args))
-    fb = FunctionBuilder(ctx, fn, buffers, {}, lambda b: b.ret(ir.Constant(I32, -1)))
+    fb = FunctionBuilder(ctx, fn, buffers, {})
     fb.stmt(func.body)
     fb.finish(ir.Constant(I32, 0))
     return fn
@@ -115,15 +115,23 @@ def generate_ir(
     func: N.PrimFunc, target: Target, options: CodegenOptions | None = None
 ) -> tuple[str, list[LoopReport]]:
     """Unoptimized LLVM IR text of ``func`` (plus its ``__repeat`` entry) and loop reports."""
+    text, ctx = _generate(func, target, options)
+    return text, ctx.reports
+
+
+def _generate(
+    func: N.PrimFunc, target: Target, options: CodegenOptions | None
+) -> tuple[str, ModuleContext]:
     options = options or CodegenOptions(num_threads=max(1, target.num_cores))
     if _uses_parallel(func) and not load_openmp():
-        options = CodegenOptions(1, options.fast_math, False)  # no libgomp: run serially
+        # no libgomp: run serially
+        options = replace(options, num_threads=1, record_thread_ids=False)
     module = ir.Module(name=func.name)
     module.triple = llvm.get_process_triple()
     ctx = ModuleContext(module, options)
     kernel = _emit_kernel(ctx, func)
     _emit_repeat(ctx, kernel, len(func.params))
-    return str(module), ctx.reports
+    return str(module), ctx
 
 
 def target_machine(mcpu: str, mattr: str):
@@ -164,6 +172,8 @@ class CompiledLLVM:
     module_ref: object
     reports: list = field(default_factory=list)
     thread_ids_address: int = 0
+    #: what each run-time bound check tests (``instrument_bound_checkers``), by number
+    bound_checks: tuple = ()
 
     def assembly(self) -> str:
         """Assembly of the optimized module."""
@@ -181,7 +191,7 @@ def compile_func(
     func: N.PrimFunc, target: Target, options: CodegenOptions | None = None
 ) -> CompiledLLVM:
     """Generate, optimize and JIT-compile ``func`` for ``target``."""
-    text, reports = generate_ir(func, target, options)
+    text, ctx = _generate(func, target, options)
     try:
         mod = llvm.parse_assembly(text)
         mod.verify()
@@ -202,7 +212,9 @@ def compile_func(
     ids = 0
     if "__ansor_thread_ids" in text:
         ids = engine.get_global_value_address("__ansor_thread_ids")
-    return CompiledLLVM(engine, entry, repeat, text, optimized, tm, mod, reports, ids)
+    return CompiledLLVM(
+        engine, entry, repeat, text, optimized, tm, mod, ctx.reports, ids, tuple(ctx.bound_checks)
+    )
 
 
 def emit_object(func: N.PrimFunc, target: Target, options: CodegenOptions | None = None) -> bytes:

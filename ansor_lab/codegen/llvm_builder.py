@@ -31,6 +31,7 @@ from llvmlite import ir
 
 from ..dsl.visitor import Visitor
 from ..errors import CodegenError
+from . import failures
 from .access import MAX_LANES, MAX_WHOLE_LANES
 from .llvm_expr import ExprEmitter
 from .llvm_memory import MemoryEmitter
@@ -95,9 +96,7 @@ class FunctionBuilder(
     )
     error_class = CodegenError
 
-    def __init__(
-        self, ctx: ModuleContext, fn: ir.Function, buffers: dict, vars: dict, on_error
-    ) -> None:
+    def __init__(self, ctx: ModuleContext, fn: ir.Function, buffers: dict, vars: dict) -> None:
         self.ctx = ctx
         self.fn = fn
         self.entry = fn.append_basic_block("entry")
@@ -105,8 +104,8 @@ class FunctionBuilder(
         self.b = ir.IRBuilder(fn.append_basic_block("body"))
         self.buffers = dict(buffers)
         self.vars = dict(vars)
-        self.on_error = on_error  # called with a builder positioned in the failure block
-        self.error_block: ir.Block | None = None
+        #: return code -> the block returning it (``fail_block``); the function returns i32
+        self.error_blocks: dict[int, ir.Block] = {}
         self.vec: Vector | None = None
         self.in_parallel = False
         #: loop variables with constant bounds: var -> (min, max), to prove accesses in bounds
@@ -127,9 +126,37 @@ class FunctionBuilder(
             self.b.ret(ret)
         self.alloca_builder.branch(self.fn.blocks[1])
 
-    def fail_block(self) -> ir.Block:
-        """The block a failure branches to (made once; ``on_error`` fills it)."""
-        if self.error_block is None:
-            self.error_block = self.fn.append_basic_block("fail")
-            self.on_error(ir.IRBuilder(self.error_block))
-        return self.error_block
+    def fail_block(self, code: int = failures.ALLOC_FAILED) -> ir.Block:
+        """The block returning failure ``code`` (one per code, made on first use)."""
+        block = self.error_blocks.get(code)
+        if block is None:
+            block = self.fn.append_basic_block(f"fail{-code}")
+            ir.IRBuilder(block).ret(ir.Constant(I32, code))
+            self.error_blocks[code] = block
+        return block
+
+    def fail_with(self, code: ir.Value) -> None:
+        """Return the i32 ``code`` (a run-time value) when it is not 0, else go on."""
+        block = self.fn.append_basic_block("fail.code")
+        ir.IRBuilder(block).ret(code)
+        ok = self.fn.append_basic_block("ok")
+        self.b.cbranch(self.b.icmp_signed("!=", code, ir.Constant(I32, 0)), block, ok)
+        self.b.position_at_end(ok)
+
+    def fail_if(self, cond: ir.Value, code: int) -> None:
+        """Return ``code`` when ``cond`` holds on some lane that is on (the current mask),
+        else go on; ``cond`` is an i1 or, in a vectorized loop, a vector of i1."""
+        bld = self.b
+        mask = self.vec.mask if self.vec is not None else None
+        if isinstance(cond.type, ir.VectorType):
+            if mask is not None:
+                cond = bld.and_(cond, mask)
+            lanes = cond.type.count
+            cond = bld.icmp_unsigned(
+                "!=", bld.bitcast(cond, ir.IntType(lanes)), ir.Constant(ir.IntType(lanes), 0)
+            )
+        elif mask is not None:
+            cond = bld.and_(cond, self._any_lane())
+        ok = self.fn.append_basic_block("check.ok")
+        bld.cbranch(cond, self.fail_block(code), ok)
+        bld.position_at_end(ok)

@@ -10,6 +10,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..dsl.visitor import EXPR
 from ..errors import CodegenError
+from . import failures
 from .llvm_types import I32, INT_FOLD, ModuleContext, int_constant, llvm_type
 
 _CMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
@@ -148,7 +149,10 @@ class ExprEmitter:
         if dtypes.is_int(src):
             return b.sitofp(v, dt)
         if dtypes.is_int(dst):
-            return b.fptosi(v, dt)
+            # saturating, NaN -> 0 (``dsl.expr``); a plain fptosi of an out-of-range
+            # value is poison in LLVM (x86 gives INT_MIN, numpy something else)
+            name = f"llvm.fptosi.sat.{_suffix(dst, lanes)}.{_suffix(src, lanes)}"
+            return b.call(self.ctx.declare(name, dt, [st]), [v])
         return b.fpext(v, dt) if dtypes.bits(src) < dtypes.bits(dst) else b.fptrunc(v, dt)
 
     def expr_Cast(self, e: E.Cast) -> ir.Value:
@@ -199,11 +203,46 @@ class ExprEmitter:
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             return self.b.fdiv(a, b, flags=self.flags)
-        return self.b.sdiv(a, b)
+        safe, minus_one = self._divisor(e, b)
+        return self._negate_where(minus_one, a, lambda: self.b.sdiv(a, safe))
 
     def expr_Mod(self, e):
         a, b = self._ab(e)
-        return self.b.frem(a, b) if dtypes.is_float(e.dtype) else self.b.srem(a, b)
+        if dtypes.is_float(e.dtype):
+            return self.b.frem(a, b)
+        safe, minus_one = self._divisor(e, b)
+        if minus_one is True:
+            return self.const(a.type, 0)
+        return self.b.srem(a, safe)  # x % -1 is computed as x % 1: 0, as it should be
+
+    def _divisor(self, e, b: ir.Value) -> tuple[ir.Value, object]:
+        """A divisor that cannot trap, and where the true divisor is -1.
+
+        ``sdiv``/``srem`` by 0 or of INT_MIN by -1 are undefined in LLVM and trap with
+        SIGFPE on x86, killing the caller. A constant divisor is neither 0 (``dsl.expr``
+        refuses it) nor, usefully, -1 (returned as ``True``: the caller negates). A
+        run-time divisor is checked: 0 on a lane that is on returns ``DIVISION_BY_ZERO``
+        from the kernel; lanes holding 0 or -1 then divide by 1, and the caller negates
+        the dividend where the divisor was -1 (``minus_one``, an i1 value)."""
+        if isinstance(e.b, E.IntImm):
+            if e.b.value == 0:
+                raise CodegenError(f"integer division by the constant 0 in {e}")
+            return b, (True if e.b.value == -1 else None)
+        bld = self.b
+        is_zero = bld.icmp_signed("==", b, self.const(b.type, 0))
+        self.fail_if(is_zero, failures.DIVISION_BY_ZERO)
+        minus_one = bld.icmp_signed("==", b, self.const(b.type, -1))
+        safe = bld.select(bld.or_(is_zero, minus_one), self.const(b.type, 1), b)
+        return safe, minus_one
+
+    def _negate_where(self, minus_one, a: ir.Value, quotient) -> ir.Value:
+        """``-a`` (wrapping) where the divisor is -1, else ``quotient()``."""
+        if minus_one is None:
+            return quotient()
+        neg = self.b.sub(self.const(a.type, 0), a)
+        if minus_one is True:
+            return neg
+        return self.b.select(minus_one, neg, quotient())
 
     def _floor_fix(self, a, b):
         """(q, r, fix): truncated quotient/remainder and where floor semantics differ."""
@@ -224,8 +263,13 @@ class ExprEmitter:
             # floor division by a power of two is an arithmetic shift
             shift = e.b.value.bit_length() - 1
             return bld.ashr(a, self.const(a.type, shift))
-        q, _, fix = self._floor_fix(a, b)
-        return bld.select(fix, bld.sub(q, self.const(a.type, 1)), q)
+        safe, minus_one = self._divisor(e, b)
+
+        def floored():
+            q, _, fix = self._floor_fix(a, safe)
+            return bld.select(fix, bld.sub(q, self.const(a.type, 1)), q)
+
+        return self._negate_where(minus_one, a, floored)
 
     def expr_FloorMod(self, e):
         a, b = self._ab(e)
@@ -236,8 +280,11 @@ class ExprEmitter:
             return bld.fsub(a, bld.fmul(q, b))
         if isinstance(e.b, E.IntImm) and e.b.value > 0 and e.b.value & (e.b.value - 1) == 0:
             return bld.and_(a, self.const(a.type, e.b.value - 1))
-        _, r, fix = self._floor_fix(a, b)
-        return bld.select(fix, bld.add(r, b), r)
+        safe, minus_one = self._divisor(e, b)
+        if minus_one is True:
+            return self.const(a.type, 0)
+        _, r, fix = self._floor_fix(a, safe)  # a divisor of -1 divided by 1: r == 0
+        return bld.select(fix, bld.add(r, safe), r)
 
     def _minmax(self, e, is_min: bool):
         a, b = self._ab(e)
@@ -369,3 +416,10 @@ def _index_vars(ctx: ModuleContext, e: E.PrimExpr) -> tuple | None:
             variables = tuple(found)
     ctx.index_vars[id(e)] = (e, variables)
     return variables
+
+
+def _suffix(dtype: str, lanes: int) -> str:
+    """LLVM's name of a (vector of) ``dtype`` in an overloaded intrinsic: i32, v8f32."""
+    base = {"float16": "f16", "float32": "f32", "float64": "f64"}.get(dtype)
+    base = base or f"i{dtypes.bits(dtype)}"
+    return f"v{lanes}{base}" if lanes else base

@@ -8,7 +8,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from ..ir import nodes as N
-from . import access as A
+from . import access as A, failures
 from .llvm_types import (
     ALIGN,
     I1,
@@ -124,8 +124,35 @@ class MemoryEmitter:
         finally:
             self.nsw = saved
 
+    def check_access(self, what: str, buf: N.Buffer, indices: tuple) -> None:
+        """With ``instrument_bound_checkers``: return a bounds failure from the kernel
+        when an index (of a lane that is on) leaves its dimension."""
+        if not self.ctx.options.instrument_bound_checkers:
+            return
+        checks = self.ctx.bound_checks
+        text = ", ".join(str(i) for i in indices)
+        number = len(checks)  # taken before the indices' own loads add theirs
+        checks.append(f"{what} {buf.name}[{text}] outside its shape {tuple(buf.shape)}")
+        bld = self.b
+        bad = None
+        saved, self.nsw = self.nsw, False
+        try:
+            values = [self.expr(idx) for idx in indices]
+        finally:
+            self.nsw = saved
+        lanes = max((self.lanes_of(v) for v in values), default=0)
+        for v, extent in zip(values, buf.shape):
+            v = self.splat(v, lanes)
+            low = bld.icmp_signed("<", v, self.const(v.type, 0))
+            high = bld.icmp_signed(">=", v, self.const(v.type, extent))
+            out = bld.or_(low, high)
+            bad = out if bad is None else bld.or_(bad, out)
+        if bad is not None:
+            self.fail_if(bad, failures.bounds_code(number))
+
     def _load(self, e: N.BufferLoad) -> ir.Value:
         buf = e.buffer
+        self.check_access("read of", buf, e.indices)
         mt = memory_type(buf.dtype)
         align = dtypes.itemsize(buf.dtype)
         how, addr = self.access(buf, e.indices)
@@ -178,6 +205,7 @@ class MemoryEmitter:
     def stmt_BufferStore(self, s: N.BufferStore) -> None:
         buf = s.buffer
         value = self.expr(s.value)
+        self.check_access("write of", buf, s.indices)
         align = dtypes.itemsize(buf.dtype)
         how, addr = self.access(buf, s.indices)
         if how == "scalar" and not self.lanes_of(value):

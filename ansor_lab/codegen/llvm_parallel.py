@@ -46,10 +46,8 @@ class ParallelEmitter:
             [outlined, closure, ir.Constant(I32, ctx.options.num_threads), ir.Constant(I32, 0)],
         )
         err_slot = self.b.gep(closure, [ir.Constant(I32, 0)], source_etype=I64)
-        failed = self.b.icmp_signed("!=", self.b.load(err_slot, typ=I64), ir.Constant(I64, 0))
-        ok = self.fn.append_basic_block("par.ok")
-        self.b.cbranch(failed, self.fail_block(), ok)
-        self.b.position_at_end(ok)
+        # the code a thread's share failed with (one of them, when several failed)
+        self.fail_with(self.b.trunc(self.b.load(err_slot, typ=I64), I32))
         ctx.report(
             LoopReport(
                 s.loop_var.name,
@@ -89,7 +87,6 @@ class ParallelEmitter:
             body,
             dict(zip(bufs, buf_args)),
             dict(zip(vars_, var_args)),
-            lambda b: b.ret(ir.Constant(I32, -1)),
         )
         fb.in_parallel = True
         fb.ranges = dict(self.ranges)
@@ -144,7 +141,7 @@ class ParallelEmitter:
         rc = bld.call(body, [counter, nth] + bufv + varv)
         with bld.if_then(bld.icmp_signed("!=", rc, ir.Constant(I32, 0))):
             slot = bld.gep(arg, [ir.Constant(I32, 0)], source_etype=I64)
-            bld.store(ir.Constant(I64, 1), slot)
+            bld.atomic_rmw("xchg", slot, bld.sext(rc, I64), "monotonic")
         bld.ret_void()
 
 

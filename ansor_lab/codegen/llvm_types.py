@@ -45,6 +45,9 @@ class CodegenOptions:
     num_threads: int = 1
     fast_math: bool = False  # all fast-math flags; by default only FMA contraction
     record_thread_ids: bool = False  # debug hook: remember which threads ran parallel code
+    #: debug: check every buffer access against the buffer's shape at run time (TVM's
+    #: ``tir.instrument_bound_checkers``); a failed check returns from the call with an error
+    instrument_bound_checkers: bool = False
 
 
 @dataclass
@@ -91,6 +94,8 @@ class ModuleContext:
         self.index_vars: dict[int, tuple] = {}
         #: (id(indices), id(vector var)) -> (indices, var, indices at lane 0)
         self.lane0: dict[tuple[int, int], tuple] = {}
+        #: what each run-time bound check tests (``failures.bounds_code(k)`` names check k)
+        self.bound_checks: list[str] = []
 
     def report(self, r: LoopReport) -> None:
         """Record what happened to a loop (once, not once per unrolled copy)."""

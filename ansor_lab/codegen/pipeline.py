@@ -4,7 +4,8 @@
 tuner's builder workers both call it, so the tuner measures exactly what ``build``
 returns. Lowering has already simplified the function; ``prepare`` then
 
-1. verifies it for the target (once: ``build`` lowers without the target-free check),
+1. verifies it for the target (once: ``build`` lowers without the target-free check)
+   and refuses an access that is provably out of bounds (``ir.bound_check``),
 2. applies ``pragma_auto_unroll_max_step`` (loops become ``T.unroll``),
 3. legalises loops for the LLVM backend: every vectorized loop is annotated with how it
    will be emitted (``"llvm.vectorize"``: its width, its power-of-two chunks, and for
@@ -34,6 +35,7 @@ from typing import Any
 
 from ..dsl import expr as E
 from ..ir import nodes as N
+from ..ir.bound_check import check_bounds
 from ..ir.passes import unroll_by_pragma
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
@@ -61,6 +63,7 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     """``func`` (lowered) in the form the code generator for ``target`` receives."""
     tgt: Target = as_target(target)
     verify(func, tgt.kind)
+    check_bounds(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = func.with_body(_Legalize().visit_stmt(func.body))

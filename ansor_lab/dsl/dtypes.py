@@ -78,6 +78,11 @@ def to_numpy(dtype: str) -> np.dtype:
     return np.dtype(dtype)
 
 
+#: The largest loop extent, split factor, fused extent or tensor dimension: loop indices
+#: are int32 (as TVM's default index type), so every index value must fit in one.
+INDEX_MAX = 2**31 - 1
+
+
 def int_range(dtype: str) -> tuple[int, int]:
     """The inclusive value range of an integer dtype."""
     info = np.iinfo(dtype)

@@ -12,7 +12,23 @@ Division semantics (stated once, used by every backend and the reference evaluat
   ``tir.Div``), and ``te.truncdiv`` / ``te.truncmod`` name that explicitly.
 * ``a // b`` and ``a % b`` are floor division and floor modulo (Python semantics: the
   remainder has the sign of the divisor), also spelled ``te.floordiv`` / ``te.floormod``.
-* Integer division by zero is undefined behaviour, as in C.
+* Integer division by zero (``/``, ``//``, ``%``, ``truncdiv``, ``truncmod`` on integers):
+  a constant zero divisor is refused when the expression is built (a ``DSLError``, as
+  TVM's arith refuses "Divide by zero" when it folds constants); a divisor that is zero at
+  run time is an error, never a value: the reference evaluator raises
+  ``ReferenceEvaluationError`` and a compiled kernel returns from the call with
+  ``KernelDivisionByZeroError`` (C and TVM leave it undefined, and x86 kills the process
+  with SIGFPE). Lanes that a lazy ``te.if_then_else`` does not take are not evaluated, so
+  ``te.if_then_else(b != 0, a // b, 0)`` is the way to guard a divisor; ``te.select``
+  evaluates both sides. The simplifier may drop a sub-expression whose value cannot
+  matter (``x % 1``, ``x * 0``), and a zero divisor inside it with it: a compiled kernel
+  then returns the value the reference gives for the simplified expression. Float
+  division by zero follows IEEE 754 (inf or nan).
+* The one quotient that does not fit, ``INT_MIN // -1`` (and ``/``), wraps to ``INT_MIN``
+  (two's complement, as numpy does); its remainder is 0. Integer ``+ - *`` wrap too.
+* A float -> int cast truncates toward zero and saturates: values beyond the integer
+  range (and infinities) become its minimum or maximum, NaN becomes 0 (LLVM's
+  ``fptosi.sat``; C and TVM leave it undefined).
 """
 
 from __future__ import annotations
@@ -231,23 +247,41 @@ class Mul(BinaryOp):
 
 
 @_node
-class Div(BinaryOp):
+class _Division(BinaryOp):
+    """Base of the four divisions: an integer constant zero divisor is refused here, so
+    no way of building one (operators, intrinsics, DAG JSON, the simplifier) gets past."""
+
+    def __post_init__(self) -> None:
+        b = self.b
+        if isinstance(b, IntImm) and b.value == 0 and dtypes.is_int(self.dtype):
+            raise DSLError(
+                f"integer division by the constant 0 in ({self.a}) {_DIVISION_SIGN[type(self)]} "
+                "0: the result is undefined; divide by a non-zero value, or guard a divisor "
+                "that can be zero with te.if_then_else(b != 0, a // b, 0)"
+            )
+
+
+@_node
+class Div(_Division):
     """a / b: true division for floats, truncated division for integers."""
 
 
 @_node
-class Mod(BinaryOp):
+class Mod(_Division):
     """Truncated modulo (C's %): the remainder has the sign of the dividend."""
 
 
 @_node
-class FloorDiv(BinaryOp):
+class FloorDiv(_Division):
     """Floor division (Python's //)."""
 
 
 @_node
-class FloorMod(BinaryOp):
+class FloorMod(_Division):
     """Floor modulo (Python's %): the remainder has the sign of the divisor."""
+
+
+_DIVISION_SIGN = {Div: "/", Mod: "truncmod", FloorDiv: "//", FloorMod: "%"}
 
 
 @_node

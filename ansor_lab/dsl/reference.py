@@ -62,6 +62,19 @@ def _unary(op: str, x: np.ndarray) -> np.ndarray:
     raise ReferenceEvaluationError(f"no reference for intrinsic {op!r}")
 
 
+def _saturating_cast(v: np.ndarray, dtype: str) -> np.ndarray:
+    """Float -> int as ``dsl.expr`` says: truncate, saturate at the limits, NaN -> 0 (in
+    float64, where 2**(bits-1) is exact; numpy's own cast of an out-of-range value is
+    undefined)."""
+    v = np.trunc(np.asarray(v, dtype=np.float64))
+    lo, hi = dtypes.int_range(dtype)
+    top = float(2 ** (dtypes.bits(dtype) - 1))
+    high, low, nan = v >= top, v < -top, np.isnan(v)
+    with np.errstate(invalid="ignore"):
+        inside = np.where(high | low | nan, 0.0, v).astype(_np(dtype))
+    return np.where(high, hi, np.where(low, lo, inside)).astype(_np(dtype))
+
+
 def _truncdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     q = np.floor_divide(a, b)
     fix = (np.mod(a, b) != 0) & ((a < 0) != (b < 0))
@@ -102,9 +115,7 @@ class _Evaluator(Visitor):
     def expr_Cast(self, e, mask):
         v = self.run(e.value, mask)
         if dtypes.is_int(e.dtype) and np.issubdtype(v.dtype, np.floating):
-            v = np.trunc(v)
-            lo, hi = dtypes.int_range(e.dtype)
-            v = np.where(np.isfinite(v), np.clip(v, lo, hi), 0)
+            return _saturating_cast(v, e.dtype)
         return v.astype(_np(e.dtype))
 
     def _binary(self, e, mask):
@@ -122,32 +133,62 @@ class _Evaluator(Visitor):
         a, b = self._binary(e, mask)
         return (a * b).astype(_np(e.dtype))
 
-    def _safe_divisor(self, b):
-        # division by zero is undefined; keep masked-off lanes from raising or warning
-        return np.where(b == 0, np.ones((), b.dtype), b)
+    def _int_operands(self, e, mask):
+        """``a`` and ``b`` of an integer division, ``b`` made safe to divide by: a zero
+        divisor on an evaluated lane is an error (``dsl.expr``'s semantics); lanes that
+        are masked off, and ``b == -1`` (whose quotient is the negation, wrapping at
+        INT_MIN), divide by 1 instead and are fixed by the caller."""
+        a, b = self._binary(e, mask)
+        zero = b == 0
+        active = zero if mask is None else zero & mask
+        if np.any(active):
+            raise ReferenceEvaluationError(
+                f"integer division by zero: the divisor {e.b} is 0 at run time in {e}; "
+                "guard it with te.if_then_else(b != 0, a // b, 0)"
+            )
+        minus_one = b == -1
+        safe = np.where(zero | minus_one, np.ones((), b.dtype), b)
+        return a, safe, minus_one
+
+    def _negated(self, a, minus_one, q, dtype):
+        """``q`` where the divisor was not -1, else ``-a`` (two's complement wrap)."""
+        if not np.any(minus_one):
+            return q.astype(_np(dtype))
+        with np.errstate(over="ignore"):
+            neg = (np.zeros((), a.dtype) - a).astype(_np(dtype))
+        return np.where(minus_one, neg, q).astype(_np(dtype))
 
     def expr_Div(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return (a / b).astype(_np(e.dtype))
-        return _truncdiv(a, self._safe_divisor(b))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (a / b).astype(_np(e.dtype))
+        a, b, minus_one = self._int_operands(e, mask)
+        return self._negated(a, minus_one, _truncdiv(a, b), e.dtype)
 
     def expr_Mod(self, e, mask):
-        a, b = self._binary(e, mask)
-        b = self._safe_divisor(b)
+        if dtypes.is_float(e.dtype):
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.fmod(a, b).astype(_np(e.dtype))
+        a, b, _ = self._int_operands(e, mask)  # x % -1 == x % 1 == 0
         return (a - b * _truncdiv(a, b)).astype(_np(e.dtype))
 
     def expr_FloorDiv(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return np.floor(a / b).astype(_np(e.dtype))
-        return np.floor_divide(a, self._safe_divisor(b)).astype(_np(e.dtype))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.floor(a / b).astype(_np(e.dtype))
+        a, b, minus_one = self._int_operands(e, mask)
+        return self._negated(a, minus_one, np.floor_divide(a, b), e.dtype)
 
     def expr_FloorMod(self, e, mask):
-        a, b = self._binary(e, mask)
         if dtypes.is_float(e.dtype):
-            return (a - np.floor(a / b) * b).astype(_np(e.dtype))
-        return np.mod(a, self._safe_divisor(b)).astype(_np(e.dtype))
+            a, b = self._binary(e, mask)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (a - np.floor(a / b) * b).astype(_np(e.dtype))
+        a, b, _ = self._int_operands(e, mask)
+        return np.mod(a, b).astype(_np(e.dtype))
 
     def expr_Min(self, e, mask):
         a, b = self._binary(e, mask)

@@ -236,6 +236,15 @@ def _dimension(s: object, what: str) -> int:
     )
 
 
+def _check_index_range(value: int, what: str, item: str) -> None:
+    """Loop indices are int32: a dimension or range beyond it would wrap around."""
+    if value > dtypes.INDEX_MAX:
+        raise DSLError(
+            f"{what}: {item} exceeds the int32 index range (at most {dtypes.INDEX_MAX}); "
+            "loop indices are int32: split the tensor into smaller dimensions"
+        )
+
+
 def _static_shape(shape: object, what: str) -> tuple:
     if isinstance(shape, (int, float, np.number, E.IntImm)) and not isinstance(shape, bool):
         shape = (shape,)
@@ -246,6 +255,7 @@ def _static_shape(shape: object, what: str) -> tuple:
         value = _dimension(s, what)
         if value <= 0:
             raise DSLError(f"{what}: dimension {value} must be positive (shape {tuple(shape)})")
+        _check_index_range(value, what, f"dimension {value} (shape {tuple(shape)})")
         out.append(value)
     return tuple(out)
 
@@ -278,6 +288,8 @@ def reduce_axis(dom: object, name: str = "rv") -> E.IterVar:
         extent = hi - lo
     if extent <= 0:
         raise DSLError(f"reduce_axis {name!r}: empty range {dom!r}")
+    for bound, item in ((extent, "extent"), (abs(lo), "min"), (abs(lo + extent - 1), "last")):
+        _check_index_range(bound, f"reduce_axis {name!r}", f"the range's {item} {bound}")
     return E.IterVar(E.Var(name), E.Range.of(lo, extent), "reduce")
 
 

@@ -310,7 +310,12 @@ class _ExprSimplifier(IRMutator):
     def visit_expr(self, e: E.PrimExpr) -> E.PrimExpr:
         if isinstance(e, (E.Var, E.IntImm, E.FloatImm)):
             return e
-        e = E.map_children(e, self.visit_expr)
+        if isinstance(e, (E.Div, E.Mod, E.FloorDiv, E.FloorMod)) and _is_index(e):
+            b = self.visit_expr(e.b)  # a divisor always 0 (y - y) stays: it fails at run time
+            zero = isinstance(b, E.IntImm) and b.value == 0
+            e = type(e)(self.visit_expr(e.a), e.b if zero else b, e.dtype)
+        else:
+            e = E.map_children(e, self.visit_expr)
         rule = self.handler(EXPR, e)
         return rule(e) if rule is not None else e
 

@@ -65,6 +65,7 @@ BUILD_KEYWORDS = (
     "num_threads",
     "fast_math",
     "record_thread_ids",
+    "instrument_bound_checkers",
 )
 
 
@@ -80,6 +81,7 @@ def build(
     num_threads: int | None = None,
     fast_math: bool = False,
     record_thread_ids: bool = False,
+    instrument_bound_checkers: bool = False,
     **unknown: Any,
 ) -> Module:
     """Compile a schedule (or PrimFunc / IRModule) for ``target`` ("llvm" by default).
@@ -88,10 +90,14 @@ def build(
     included: ``f(a, b, c)``. Parallel loops use ``num_threads`` threads (default: the
     target's ``num_cores``); ``fast_math`` allows reassociation and other fast-math
     rewrites; ``record_thread_ids`` is a debug hook recording which threads ran
-    parallel code (``f.threads_seen()``). TVM's ``target_host`` is accepted when it
-    is an LLVM (CPU) target, the host of every program built here; ``binds`` must be
-    empty (buffers are always dense and row-major); ``runtime`` is ignored with a
-    warning. Any other keyword is an ``UnknownKeywordError``.
+    parallel code (``f.threads_seen()``). ``instrument_bound_checkers=True`` (TVM's
+    ``tir.instrument_bound_checkers`` pass option) checks every buffer access against its
+    buffer's shape at run time: an access out of bounds raises ``KernelBoundsError`` from
+    the call instead of corrupting memory or crashing (accesses that are out of bounds on
+    every run are refused at build time, with or without it). TVM's ``target_host`` is
+    accepted when it is an LLVM (CPU) target, the host of every program built here;
+    ``binds`` must be empty (buffers are always dense and row-major); ``runtime`` is
+    ignored with a warning. Any other keyword is an ``UnknownKeywordError``.
 
     The lowered function goes through ``codegen.pipeline.prepare`` (verify, unroll,
     legalise), as in the tuner's builder; ``f.get_source("tir")`` prints that form with
@@ -110,7 +116,9 @@ def build(
         )
     func = prepare(func, tgt)
     threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
-    options = CodegenOptions(int(threads), fast_math, record_thread_ids)
+    options = CodegenOptions(
+        int(threads), fast_math, record_thread_ids, bool(instrument_bound_checkers)
+    )
     return Module(func, tgt, compile_func(func, tgt, options))
 
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..codegen import failures
 from ..codegen.llvm import CompiledLLVM
 from ..codegen.target import Target
 from ..codegen.vector_form import vector_view
 from ..errors import (
     IgnoredArgumentWarning,
-    KernelRuntimeError,
     RuntimeArgumentError,
     UnknownKeywordError,
 )
@@ -139,10 +139,7 @@ class Module:
 
     def _check(self, rc: int) -> None:
         if rc != 0:
-            raise KernelRuntimeError(
-                f"kernel {self.entry_name!r} failed with code {rc} (a buffer allocation failed: "
-                "out of memory)"
-            )
+            raise failures.failure(rc, self.entry_name, self.compiled.bound_checks)
 
     # -- TVM-compatible accessors ---------------------------------------------------
     def __getitem__(self, name: str) -> Module:

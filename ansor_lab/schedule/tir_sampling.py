@@ -86,7 +86,8 @@ class SamplingSteps:
         if len(decision) != n or prod != extent or min(decision) < 1:
             raise ScheduleError(
                 f"sample_perfect_tile: decision {decision} does not split loop {name!r} of "
-                f"extent {extent} into {n} factors"
+                f"extent {extent} into {n} factors; give {n} positive factors whose product "
+                f"is {extent}, or no decision to draw one"
             )
         return self._step(
             "SamplePerfectTile",

@@ -3,6 +3,7 @@ bind) and pragma."""
 
 from __future__ import annotations
 
+from ...dsl.dtypes import INDEX_MAX
 from ...dsl.tensor import THREAD_TAGS
 from ..loop_kinds import PARALLEL, REDUCE, VECTORIZE, annotation
 from ..state import (
@@ -46,6 +47,20 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
             block,
             f"factors {list(factors)} multiply to {known} but the loop has extent {extent}; "
             "make them multiply to the extent, or put None for the one to infer",
+            loop,
+        )
+    covered = 1
+    for f in factors:
+        covered *= f
+    if covered > INDEX_MAX:
+        # the split rebuilds the index as ((i0 * f1) + i1) * f2 + ...: every partial
+        # product must fit the int32 index, or the loop wraps around and computes garbage
+        raise step_error(
+            "split",
+            block,
+            f"factors {list(factors)} cover {covered} iterations, beyond the int32 loop "
+            f"index range (at most {INDEX_MAX}); the loop has extent {extent}: use factors "
+            f"that multiply to about {extent} (a larger factor only adds skipped iterations)",
             loop,
         )
     kind = st.iters[loop].kind
@@ -100,6 +115,19 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
                 "fuse first, then compute_at",
                 lp,
             )
+    extents = derive_extents(st)
+    fused = 1
+    for lp in loops:
+        fused *= extents[lp]
+    if fused > INDEX_MAX:
+        raise step_error(
+            "fuse",
+            block,
+            f"the fused loop would have extent {fused} "
+            f"({' * '.join(str(extents[lp]) for lp in loops)}), beyond the int32 loop index "
+            f"range (at most {INDEX_MAX}); fuse fewer loops, or split one first",
+            loops[0],
+        )
     name = st.fresh_name("_".join(loops) + "_fused")
     st.iters[name] = Iter(name, 0, kinds.pop())
     st.relations.append(Fuse(tuple(loops), name))
