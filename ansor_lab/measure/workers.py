@@ -125,6 +125,7 @@ def _setup(state: _RunnerState, task: dict) -> None:
 def _run(state: _RunnerState, msg: dict) -> dict:
     import ctypes
 
+    from ..codegen.failures import failure
     from ..codegen.llvm import load_object
     from ..runtime.module import CacheFlusher, time_repeats
 
@@ -143,8 +144,10 @@ def _run(state: _RunnerState, msg: dict) -> dict:
     for k in state.outputs:
         state.arrays[k][...] = 0
     ptrs = [a.ctypes.data for a in state.arrays]
-    if entry(*ptrs) != 0:
-        return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": "kernel returned an error"}
+    rc = entry(*ptrs)
+    if rc != 0:  # the kernel says why it stopped (division by zero, out of memory, ...)
+        error = failure(rc, msg["entry"])
+        return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": str(error)}
     if state.expected is not None:
         for k in state.outputs:
             got, want = state.arrays[k], state.expected[k]
@@ -168,8 +171,9 @@ def _run(state: _RunnerState, msg: dict) -> dict:
     flush = CacheFlusher(state.target) if msg.get("flush") else None
 
     def run_n(count: int) -> None:
-        if rep(count, *ptrs) != 0:
-            raise RuntimeError("kernel returned an error while timing")
+        rc = rep(count, *ptrs)
+        if rc != 0:
+            raise failure(rc, msg["entry"])
 
     costs = time_repeats(
         run_n,
