@@ -130,7 +130,8 @@ def test_crashing_kernel_is_an_error_and_the_runner_goes_on(task, good_build):
     assert "crashed the runner process" in out[1]["error_msg"]
     assert "SIGSEGV" in out[1]["error_msg"]  # exit code -11, named
     assert "output 2 differs from the reference" in out[3]["error_msg"]
-    assert "kernel returned an error" in out[4]["error_msg"]
+    # the kernel returned -1 (a failed allocation): the record says so and what to do
+    assert "failed with code -1 (a buffer allocation failed" in out[4]["error_msg"]
     # the replacement process was set up again: the next good kernel is checked and timed
     assert out[2]["costs"] and out[6]["costs"]
     assert last_pid != first_pid
