@@ -69,3 +69,8 @@ class UnknownKeywordError(AnsorLabError, TypeError):
             f"{function}() got unknown keyword{'s' if len(parts) > 1 else ''} "
             f"{', '.join(parts)}; it accepts {', '.join(accepted)}"
         )
+
+
+class MeasureError(AnsorLabError, RuntimeError):
+    """Measurement cannot be set up: a missing optional library, an unreachable Dask
+    scheduler, or no worker whose hardware matches the task's target."""
