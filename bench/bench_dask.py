@@ -93,7 +93,7 @@ def main() -> None:
     for n in [int(w) for w in args.workers.split(",")]:
         with (
             distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
             ) as cluster,
             distributed.Client(cluster) as client,
         ):

@@ -26,6 +26,7 @@ imported only when one of these objects first talks to the cluster.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from types import SimpleNamespace
@@ -69,8 +70,22 @@ def worker_machine() -> dict:
     return info
 
 
-def dask_build(payload: dict, timeout: float) -> BuildResult:
+def _refusal(needs: tuple) -> str | None:
+    """Why this worker must not build or run for ``needs`` (None: it may)."""
+    why = mismatch(needs, machine_info())
+    if why is None:
+        return None
+    return (
+        f"refused on Dask worker {worker_machine()['worker']}: it has {why}; a candidate is "
+        "only measured on the hardware it is built for"
+    )
+
+
+def dask_build(payload: dict, timeout: float, needs: tuple) -> BuildResult:
     """Build one candidate in this worker's isolated builder process."""
+    refused = _refusal(needs)
+    if refused:
+        return BuildResult(None, "main", [], int(ErrorNo.COMPILE_HOST), refused, 0.0)
     builder = getattr(_LOCAL, "builder", None)
     if builder is None or builder.timeout != timeout:
         if builder is not None:
@@ -79,8 +94,11 @@ def dask_build(payload: dict, timeout: float) -> BuildResult:
     return builder.build([payload])[0]
 
 
-def dask_run(setup: dict, build: BuildResult, options: dict) -> dict:
+def dask_run(setup: dict, build: BuildResult, options: dict, needs: tuple) -> dict:
     """Time one built candidate in this worker's isolated runner process."""
+    refused = _refusal(needs)
+    if refused:
+        return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": refused, "costs": []}
     key = tuple(sorted(options.items()))
     with _RUN_LOCK:
         if _RUNNER.get("options") != key:
@@ -162,8 +180,14 @@ class _DaskMeasurer:
                 self._owns_client = True
         return self._client
 
-    def route(self, target: str) -> list[str]:
-        """The hosts whose workers may measure for ``target``; MeasureError if none."""
+    def route(self, target: str) -> tuple[tuple, list[str] | None]:
+        """(What ``target`` needs, the hosts whose workers match it, or None when every
+        worker does); MeasureError if none does.
+
+        With every worker matching, tasks are left unrestricted, so the scheduler queues
+        them and hands each worker one or two at a time (a dead worker then takes at most
+        those with it); the workers still check the hardware themselves.
+        """
         client = self.client
         info = client.run(worker_machine, on_error="return")
         if not info:
@@ -195,32 +219,35 @@ class _DaskMeasurer:
                 f"target='llvm -mcpu={cpus[0] if cpus else '<their cpu>'}' to measure on those "
                 f"workers, or add workers with CPU {needs[0]!r}"
             )
-        return hosts
+        every = all(mismatch(needs, m) is None for m in workers.values())
+        return needs, None if every and len(workers) == len(info) else hosts
 
     def collect(self, futures: list, on_error: Any, what: str) -> list:
-        """Results of ``futures`` in order; a failed or stalled one becomes ``on_error(msg)``."""
+        """Results of ``futures`` in order; a failed one becomes ``on_error(msg, kind)``.
+
+        Waits for each in turn at most ``stall_timeout`` seconds (tasks finish about in
+        the order they were submitted); past that, the unfinished ones are cancelled and
+        recorded as timeouts.
+        """
         distributed = _distributed()
         stall = self.stall_timeout
-        pending = set(futures)
-        while pending:
-            try:
-                _, pending = distributed.wait(pending, timeout=stall, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                self.client.cancel(list(pending))
-                break
         out = []
+        stalled = False
         for f in futures:
-            if f in pending:
+            try:
+                if stalled and not f.done():
+                    raise TimeoutError
+                out.append(f.result(timeout=stall))
+            except TimeoutError:
+                stalled = True
+                f.cancel()
                 out.append(
                     on_error(
                         f"no Dask worker finished the {what} in {stall} s (stall_timeout); are "
-                        "the workers alive and matching?",
+                        "the workers alive?",
                         ErrorNo.RUN_TIMEOUT if what == "run" else ErrorNo.BUILD_TIMEOUT,
                     )
                 )
-                continue
-            try:
-                out.append(f.result())
             except distributed.KilledWorker as err:
                 out.append(
                     on_error(
@@ -230,12 +257,13 @@ class _DaskMeasurer:
                         None,
                     )
                 )
-            except Exception as err:  # noqa: BLE001 - any task failure is this candidate's
+            except (Exception, asyncio.CancelledError) as err:  # noqa: BLE001 - this candidate's
                 out.append(on_error(f"the Dask task for this {what} failed: {err!r}", None))
             f.release()
         return out
 
-    def submit(self, fn: Any, args: tuple, hosts: list[str], kind: str) -> Any:
+    def submit(self, fn: Any, args: tuple, hosts: list[str] | None, kind: str) -> Any:
+        """Submit ``fn(*args)`` as one task, restricted to ``hosts`` when given."""
         return self.client.submit(
             fn,
             *args,
@@ -287,14 +315,13 @@ class DaskBuilder(ProgramBuilder):
 
     def build(self, payloads: list[dict]) -> list[BuildResult]:
         """Build each payload ({dag, trace, target, num_threads}) on the cluster."""
-        routes: dict[str, list[str]] = {}
+        routes: dict[str, tuple] = {}
         futures = []
         for p in payloads:
             if p["target"] not in routes:
                 routes[p["target"]] = self._dask.route(p["target"])
-            futures.append(
-                self._dask.submit(dask_build, (p, self.timeout), routes[p["target"]], "build")
-            )
+            needs, hosts = routes[p["target"]]
+            futures.append(self._dask.submit(dask_build, (p, self.timeout, needs), hosts, "build"))
 
         def error(msg: str, kind: ErrorNo | None) -> BuildResult:
             return BuildResult(None, "main", [], int(kind or ErrorNo.COMPILE_HOST), msg, 0.0)
@@ -349,7 +376,7 @@ class DaskRunner(ProgramRunner):
         """
         self._dask.route(str(task.target))
         self._setup = {
-            "key": task.workload_key,
+            "key": f"{task.workload_key}|{task.target}",
             "target": str(task.target),
             "dag": task.dag_json,
             "params": params,
@@ -378,10 +405,10 @@ class DaskRunner(ProgramRunner):
         if todo:
             if self._setup is None:
                 raise MeasureError("DaskRunner.run before setup(task, params, outputs)")
-            hosts = self._dask.route(self._setup["target"])
+            needs, hosts = self._dask.route(self._setup["target"])
             options = self._options()
             futures = [
-                self._dask.submit(dask_run, (self._setup, builds[k], options), hosts, "run")
+                self._dask.submit(dask_run, (self._setup, builds[k], options, needs), hosts, "run")
                 for k in todo
             ]
 
@@ -426,7 +453,7 @@ class DaskMeasureContext:
                 n_workers=n_workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",
             )
             address_or_client = self.cluster
         if isinstance(address_or_client, distributed.Client):

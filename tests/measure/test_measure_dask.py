@@ -62,7 +62,7 @@ class KillAtRun(distributed.WorkerPlugin):
 def client():
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as c,
     ):
@@ -205,7 +205,64 @@ def test_no_worker_with_the_tasks_cpu_is_a_clear_error(client, tmp_path):
     assert not os.path.exists(tmp_path / "x.json")  # nothing was measured on the wrong CPU
 
 
+def test_a_measure_context_of_its_own_local_cluster(task, tmp_path):
+    """DaskMeasureContext() starts a LocalCluster; TuningOptions takes the context as the
+    runner (its ``.runner``, as with LocalRPCMeasureContext) and its ``.builder``."""
+    log = str(tmp_path / "ctx.json")
+    with auto_scheduler.DaskMeasureContext(n_workers=1, min_repeat_ms=5) as ctx:
+        assert len(ctx.client.scheduler_info()["workers"]) == 1
+        options = auto_scheduler.TuningOptions(
+            num_measure_trials=2,
+            num_measures_per_round=2,
+            verbose=0,
+            measure_callbacks=[auto_scheduler.RecordToFile(log)],
+            builder=ctx.builder,
+            runner=ctx,
+        )
+        task.tune(options, fast_policy(task))
+        (worker,) = ctx.client.scheduler_info()["workers"]
+        cluster = ctx.cluster
+    assert ctx.cluster is None and cluster.status.name == "closed"
+    records = list(auto_scheduler.load_records(log))
+    assert [r.error_kind for _, r in records] == ["NO_ERROR"] * 2
+    assert all(r.machine["worker"] == worker for _, r in records)
+
+
 # -- without a cluster ------------------------------------------------------------------
+
+
+class _FakeClient:
+    def __init__(self, machines):
+        self.machines = machines
+
+    def run(self, fn, on_error="raise"):
+        return self.machines
+
+
+def test_routing_restricts_to_matching_hosts_only_when_some_do_not_match():
+    here = machine_info()
+    other = dict(here, cpu="znver3" if host_cpu()[0] != "znver3" else "haswell")
+    measurer = dask_measure._DaskMeasurer("tcp://unused:1", None)
+    measurer._client = _FakeClient({"tcp://10.0.0.1:5": here, "tcp://10.0.0.2:7": other})
+    needs, hosts = measurer.route("llvm")
+    assert needs == target_needs("llvm") and hosts == ["10.0.0.1"]
+    measurer._client = _FakeClient({"tcp://10.0.0.1:5": here, "tcp://10.0.0.1:6": here})
+    assert measurer.route("llvm")[1] is None  # all match: left to the scheduler's queue
+    measurer._client = _FakeClient({"tcp://10.0.0.2:7": other})
+    with pytest.raises(MeasureError, match="no Dask worker can measure for target"):
+        measurer.route("llvm")
+
+
+def test_a_worker_refuses_a_candidate_for_other_hardware(task):
+    """The workers check the hardware themselves: nothing is built or timed elsewhere."""
+    wrong = ("haswell" if host_cpu()[0] != "haswell" else "skylake", frozenset())
+    payload = {"dag": task.dag_json, "trace": {}, "target": str(task.target), "num_threads": 1}
+    built = dask_measure.dask_build(payload, 10, wrong)
+    assert built.error_no == 2 and "refused on Dask worker" in built.error_msg
+    assert "only measured on the hardware it is built for" in built.error_msg
+    ran = dask_measure.dask_run({}, built, {}, wrong)
+    assert ran["error_no"] == 4 and "refused" in ran["error_msg"]
+    assert "runner" not in dask_measure._RUNNER  # no measurement process was started
 
 
 def test_matching_needs_the_cpu_and_its_features():
