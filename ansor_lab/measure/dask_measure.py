@@ -54,6 +54,7 @@ def _distributed() -> Any:
 
 
 _LOCAL = threading.local()  # one LocalBuilder per worker thread
+_BUILDERS: list = []  # all of them, for release_worker (it runs on another thread)
 _RUN_LOCK = threading.Lock()  # one timed run at a time per worker process
 _RUNNER: dict[str, Any] = {}  # {"options": tuple, "runner": LocalRunner}
 
@@ -90,7 +91,9 @@ def dask_build(payload: dict, timeout: float, needs: tuple) -> BuildResult:
     if builder is None or builder.timeout != timeout:
         if builder is not None:
             builder.close()
+            _BUILDERS.remove(builder)
         builder = _LOCAL.builder = LocalBuilder(timeout=timeout, n_parallel=1)
+        _BUILDERS.append(builder)
     return builder.build([payload])[0]
 
 
@@ -133,10 +136,8 @@ def release_worker() -> bool:
         _RUNNER.clear()
         if runner is not None:
             runner.close()
-    builder = getattr(_LOCAL, "builder", None)
-    if builder is not None:
+    for builder in list(_BUILDERS):  # closed builders restart their process when used
         builder.close()
-        _LOCAL.builder = None
     return True
 
 

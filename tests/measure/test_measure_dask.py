@@ -92,6 +92,13 @@ def _pids(client) -> dict:
     return client.run(os.getpid)
 
 
+def _measurement_processes() -> int:
+    """How many measurement processes this Dask worker holds (runs on the worker)."""
+    runner = dask_measure._RUNNER.get("runner")
+    alive = [w for b in dask_measure._BUILDERS for w in b._workers if w.alive]
+    return len(alive) + bool(runner is not None and runner._worker.alive)
+
+
 def test_tune_on_dask_records_the_machine_and_the_best_is_right(client, task, tmp_path):
     log = str(tmp_path / "dask.json")
     result = task.tune(_options(client, log, trials=8, per_round=4), fast_policy(task, seed=1))
@@ -143,6 +150,8 @@ def test_a_crashing_candidate_is_an_error_record_and_the_dask_worker_lives(clien
     assert "crashed the runner process" in msg and "SIGSEGV" in msg
     assert records[0][1].machine["worker"] in before  # the error says where it happened
     assert _pids(client) == before  # no Dask worker died: the candidate ran in a child
+    # the end of tuning stopped the workers' measurement processes (the client stays open)
+    assert sum(client.run(_measurement_processes).values()) == 0
 
 
 def test_a_dask_worker_killed_mid_batch_loses_nothing(client, task, tmp_path):
