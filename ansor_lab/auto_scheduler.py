@@ -12,7 +12,14 @@ A face: it only re-exports. The tutorial flow works as written::
 """
 
 from .dsl.dag import ComputeDAG
-from .measure.measure import LocalBuilder, LocalRPCMeasureContext, LocalRunner
+from .measure.dask_measure import DaskBuilder, DaskMeasureContext, DaskRunner
+from .measure.measure import (
+    LocalBuilder,
+    LocalRPCMeasureContext,
+    LocalRunner,
+    ProgramBuilder,
+    ProgramRunner,
+)
 from .measure.records import (
     ErrorNo,
     MeasureInput,
@@ -44,6 +51,11 @@ __all__ = [
     "LocalBuilder",
     "LocalRPCMeasureContext",
     "LocalRunner",
+    "ProgramBuilder",
+    "ProgramRunner",
+    "DaskBuilder",
+    "DaskRunner",
+    "DaskMeasureContext",
     "ErrorNo",
     "MeasureInput",
     "MeasureResult",

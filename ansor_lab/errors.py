@@ -99,3 +99,8 @@ class CommandLineError(AnsorLabError, ValueError):
 class RecordWarning(UserWarning):
     """A records-log line was skipped (corrupt, implausible, or for another setting); the
     message names the file and the line."""
+
+
+class MeasureError(AnsorLabError, RuntimeError):
+    """Measurement cannot be set up: a missing optional library, an unreachable Dask
+    scheduler, or no worker whose hardware matches the task's target."""

@@ -36,7 +36,39 @@ class BuildResult:
     time_cost: float
 
 
-class LocalBuilder:
+class ProgramBuilder:
+    """Base class of builders (TVM's name): ``build(payloads)`` -> BuildResults, ``close()``."""
+
+    def build(self, payloads: list[dict]) -> list[BuildResult]:
+        """Build each payload ({dag, trace, target, num_threads})."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the builder holds."""
+
+
+class ProgramRunner:
+    """Base class of runners (TVM's name): ``setup``, ``run(builds)`` -> dicts, ``close()``.
+
+    ``setup_key`` is the workload key of the task the runner is set up for (None: none).
+    """
+
+    setup_key: str | None = None
+    check_correctness: bool = False
+
+    def setup(self, task: Any, params: list, outputs: list[int]) -> None:
+        """Prepare inputs (and reference outputs when checking) for a task."""
+        raise NotImplementedError
+
+    def run(self, builds: list[BuildResult]) -> list[dict]:
+        """Time each build: {error_no, error_msg, costs[, machine]} per build."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the runner holds."""
+
+
+class LocalBuilder(ProgramBuilder):
     """Build candidates in parallel worker processes (TVM's name and arguments)."""
 
     def __init__(
@@ -106,7 +138,7 @@ def _build_error(kind: ErrorNo, msg: str) -> dict:
     return {"error_no": int(kind), "error_msg": msg, "time": 0.0}
 
 
-class LocalRunner:
+class LocalRunner(ProgramRunner):
     """Run built candidates in an isolated process with a timeout (TVM's arguments)."""
 
     def __init__(
@@ -273,7 +305,7 @@ class ProgramMeasurer:
     """Builds and runs candidates of one task; writes results to the callbacks."""
 
     def __init__(
-        self, builder: LocalBuilder, runner: LocalRunner, callbacks: list, num_threads: int
+        self, builder: ProgramBuilder, runner: ProgramRunner, callbacks: list, num_threads: int
     ) -> None:
         self.builder = builder
         self.runner = runner
@@ -342,9 +374,9 @@ def _result(build: BuildResult, reply: dict, wall: float) -> MeasureResult:
         error_no = int(ErrorNo.RUNTIME_DEVICE)
         error_msg = f"the timer returned implausible costs {costs[:4]} s"
         costs = []
-    return MeasureResult(costs, error_no, error_msg, build.time_cost + wall)
+    machine = reply.get("machine")  # which machine measured it (Dask workers say so)
+    return MeasureResult(costs, error_no, error_msg, build.time_cost + wall, machine=machine)
 
 
 def _is_input(t: Any) -> bool:
-
     return isinstance(t.op, PlaceholderOp)

@@ -98,6 +98,7 @@ class MeasureResult:
     error_msg: str = ""
     all_cost: float = 0.0  # build + run wall time, seconds
     timestamp: float = field(default_factory=time.time)
+    machine: dict | None = None  # where it was measured (hardware.machine_info), if known
 
     @property
     def mean_cost(self) -> float:
@@ -149,6 +150,8 @@ def encode(inp: MeasureInput, res: MeasureResult) -> str:
         "all_cost": res.all_cost,
         "timestamp": res.timestamp,
     }
+    if res.machine:  # optional: older records have none
+        rec["machine"] = res.machine
     return json.dumps(rec, separators=(",", ":"))
 
 
@@ -182,6 +185,7 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
         rec.get("error_msg", ""),
         float(rec.get("all_cost", 0.0)),
         float(rec.get("timestamp", 0.0)),
+        rec["machine"] if isinstance(rec.get("machine"), dict) else None,
     )
     return inp, res
 

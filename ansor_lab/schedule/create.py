@@ -24,7 +24,6 @@ class PrimFuncSource:
 
 
 def _is_placeholder(t: Tensor) -> bool:
-
     return isinstance(t.op, PlaceholderOp)
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
+from ..measure.measure import (
+    LocalBuilder,
+    LocalRunner,
+    ProgramBuilder,
+    ProgramMeasurer,
+    ProgramRunner,
+)
 from .cost_model import RandomForestModel
 from .policy import PreloadMeasuredStates, SketchPolicy
 from .task import TaskError
@@ -93,10 +99,12 @@ class TaskScheduler:
             for t in self.tasks:
                 model.update_from_file(self.load_log_file, t)
         builder = (
-            tune_option.builder if isinstance(tune_option.builder, LocalBuilder) else LocalBuilder()
+            tune_option.builder
+            if isinstance(tune_option.builder, ProgramBuilder)
+            else LocalBuilder()
         )
         runner = getattr(tune_option.runner, "runner", tune_option.runner)
-        if not isinstance(runner, LocalRunner):
+        if not isinstance(runner, ProgramRunner):
             runner = LocalRunner()
         if tune_option.check_correctness:  # as TuneSession does for a single task
             runner.check_correctness = True

@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ..measure.measure import LocalBuilder, LocalRunner, ProgramMeasurer
+from ..measure.measure import (
+    LocalBuilder,
+    LocalRunner,
+    ProgramBuilder,
+    ProgramMeasurer,
+    ProgramRunner,
+)
 from ..measure.records import MeasureInput, MeasureResult, RecordMismatch
 from ..schedule.trace import Trace
 from .policy import SketchPolicy
@@ -148,10 +154,10 @@ class TuneSession:
         self.policy = policy or SketchPolicy(task, verbose=options.verbose)
         if measurer is None:
             builder = (
-                options.builder if isinstance(options.builder, LocalBuilder) else LocalBuilder()
+                options.builder if isinstance(options.builder, ProgramBuilder) else LocalBuilder()
             )
             runner = getattr(options.runner, "runner", options.runner)
-            if not isinstance(runner, LocalRunner):
+            if not isinstance(runner, ProgramRunner):
                 runner = LocalRunner()
             if options.check_correctness:
                 runner.check_correctness = True
