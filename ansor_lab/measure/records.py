@@ -23,7 +23,8 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..codegen.target import as_target, host_cpu
-from ..errors import AnsorLabError
+from ..errors import AnsorLabError, RecordError, ScheduleError
+from ..schedule.trace import Trace
 
 RECORD_VERSION = 1
 
@@ -142,9 +143,16 @@ def encode(inp: MeasureInput, res: MeasureResult) -> str:
 
 def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     """A record line back into (RecordInput, MeasureResult); raises ValueError if bad."""
-    rec = json.loads(line)
+    try:
+        rec = json.loads(line)
+    except RecursionError:
+        raise RecordError("the line's JSON is nested too deeply") from None
     if not isinstance(rec, dict) or rec.get("v") != RECORD_VERSION:
         raise ValueError(f"not a version-{RECORD_VERSION} record")
+    try:  # the trace's whole structure, so a malformed one is skipped here, not replayed
+        Trace.from_json(rec["trace"])
+    except ScheduleError as err:
+        raise RecordError(f"field 'trace': {err}") from None
     inp = RecordInput(
         rec["workload_key"],
         rec["structure_key"],
