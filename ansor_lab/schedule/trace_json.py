@@ -19,8 +19,9 @@ from .instruction_kind import REGISTRY
 
 #: the most instructions a trace may have (the search writes a few hundred at most)
 MAX_INSTS = 100_000
-#: the most characters of trace text parsed (a trace of MAX_INSTS short instructions fits)
-MAX_TEXT = 64 * 1024 * 1024
+#: the most characters of trace text parsed (a million instructions cannot fit, so a trace
+#: that long is refused before parsing; a hundred thousand typical ones do)
+MAX_TEXT = 16 * 1024 * 1024
 #: the deepest nesting of lists inside one argument value
 MAX_VALUE_DEPTH = 4
 #: the most elements of one list-valued argument (factors, loops, candidates)
