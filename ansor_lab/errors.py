@@ -58,6 +58,11 @@ class ReferenceEvaluationError(AnsorLabError, ValueError):
     """The numpy reference evaluator met an invalid access (e.g. an out-of-range read)."""
 
 
+class TargetError(AnsorLabError, ValueError):
+    """A target string or dict could not be understood, or names a CPU, feature or value
+    LLVM or the hardware cannot have."""
+
+
 class RecordError(AnsorLabError, ValueError):
     """A records-log line or the trace inside it is malformed (the message names the line
     and the field)."""

@@ -15,13 +15,21 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
-from ..errors import AnsorLabError
+from ..errors import TargetError
+from .target_check import (
+    CUDA_KEYS,
+    LLVM_KEYS,
+    MAX_CORES,
+    check_arch,
+    check_codegen,
+    check_keys,
+    check_mattr,
+    check_mcpu,
+    check_triple,
+    int_option,
+)
 
 KINDS = ("llvm", "cuda")
-
-
-class TargetError(AnsorLabError, ValueError):
-    """A target string or dict could not be understood."""
 
 
 @functools.cache
@@ -241,15 +249,26 @@ def _parse(spec: Any, kwargs: dict) -> dict:
 
 def _llvm(opts: dict) -> dict:
     name, features = host_cpu()
+    check_keys("llvm", opts, LLVM_KEYS)
+    check_triple(opts)
     mcpu = opts.pop("mcpu", "") or name
     if mcpu == "native":
         mcpu = name
-    mattr = opts.pop("mattr", "")
-    if isinstance(mattr, (list, tuple)):
-        mattr = ",".join(mattr)
+    mcpu = check_mcpu(mcpu, name)
+    mattr = check_mattr(opts.pop("mattr", ""), features)
     feats = features if mcpu == name else mattr
-    cores = int(opts.pop("num_cores", 0) or _usable_cores())
-    vector_bytes = int(opts.pop("vector_bytes", 0) or _vector_bytes(feats or mattr or features))
+    if mcpu != name or mattr:
+        # the CPU and features code generation uses (codegen.llvm.target_machine)
+        check_codegen(mcpu, mattr)
+    cores = opts.pop("num_cores", None)
+    hint = f" (the threads a kernel may use; this machine has {_usable_cores()} usable cores)"
+    cores = _usable_cores() if cores is None else int_option("num-cores", cores, 1, MAX_CORES, hint)
+    vector_bytes = opts.pop("vector_bytes", None)
+    vector_bytes = (
+        _vector_bytes(feats or mattr or features)
+        if vector_bytes is None
+        else int_option("vector-bytes", vector_bytes, 1, 1024)
+    )
     out = dict(
         kind="llvm",
         mcpu=mcpu,
@@ -271,10 +290,13 @@ def _llvm(opts: dict) -> dict:
 
 
 def _cuda(opts: dict) -> dict:
-    arch = str(opts.pop("arch", "sm_90"))
-    if not arch.startswith("sm_"):
-        raise TargetError(f"cuda arch {arch!r} should look like 'sm_90'")
-    threads = int(opts.pop("max_num_threads", opts.pop("max_threads_per_block", 1024)))
+    check_keys("cuda", opts, CUDA_KEYS)
+    arch = check_arch(opts.pop("arch", "sm_90"))
+    threads = opts.pop("max_num_threads", opts.pop("max_threads_per_block", 1024))
+    threads = int_option("max_num_threads", threads, 1, 4096)
+    shared = opts.pop("max_shared_memory_per_block", 49152)
+    warp = opts.pop("thread_warp_size", opts.pop("warp_size", 32))
+    local = opts.pop("max_local_memory_per_block", 2**31 - 1)
     out = dict(
         kind="cuda",
         mcpu="",
@@ -286,9 +308,9 @@ def _cuda(opts: dict) -> dict:
         l3_bytes=0,
         arch=arch,
         max_threads_per_block=threads,
-        max_shared_memory_per_block=int(opts.pop("max_shared_memory_per_block", 49152)),
-        warp_size=int(opts.pop("thread_warp_size", opts.pop("warp_size", 32))),
-        max_local_memory_per_block=int(opts.pop("max_local_memory_per_block", 2**31 - 1)),
+        max_shared_memory_per_block=int_option("max_shared_memory_per_block", shared, 1, 1 << 24),
+        warp_size=int_option("thread_warp_size", warp, 1, 128),
+        max_local_memory_per_block=int_option("max_local_memory_per_block", local, 1, 2**31 - 1),
     )
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out

@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import DSLError, DTypeError
 from . import dtypes, expr as E
 from .intrin import any_reduce
+from .limits import check_expr_depth
 
 
 class Operation:
@@ -361,6 +362,7 @@ def compute(
     if isinstance(body, Tensor):
         raise DSLError(f"compute {name!r}: the lambda returned tensor {body.name!r}; index it")
     body = E.as_expr(body)
+    check_expr_depth(body, f"compute {name!r}")
     reduce_axes: tuple = ()
     if isinstance(body, E.Reduce):
         reduce_axes = body.axis

@@ -26,7 +26,8 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..codegen.target import as_target, host_cpu
-from ..errors import AnsorLabError, LogFileError, RecordError, RecordWarning
+from ..errors import AnsorLabError, LogFileError, RecordError, RecordWarning, ScheduleError
+from ..schedule.trace import Trace
 from .record_check import MAX_LINE_BYTES, check_record, parse_line
 
 try:
@@ -167,6 +168,10 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     if rec.get("v") != RECORD_VERSION:
         raise RecordError(f"not a version-{RECORD_VERSION} record (v={rec.get('v')!r})")
     check_record(rec)
+    try:  # the trace's whole structure, so a malformed one is skipped here, not replayed
+        Trace.from_json(rec["trace"])
+    except ScheduleError as err:
+        raise RecordError(f"field 'trace': {err}") from None
     inp = RecordInput(
         rec["workload_key"],
         rec["structure_key"],

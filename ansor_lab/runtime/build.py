@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -108,18 +109,33 @@ def build(
         args, target = None, args  # tvm.build(mod, "llvm")
     tgt = as_target(target)
     _check_tvm_keywords(tgt, target_host, binds, runtime)
-    # lowering's target-free check is skipped: prepare verifies for the target, once
-    func = _lower_func(inp, args, name, check=False)
-    if tgt.kind != "llvm":
-        raise CodegenError(
-            f"building for {tgt.kind!r} is not available yet; build for target='llvm'"
-        )
-    func = prepare(func, tgt)
     threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
-    options = CodegenOptions(
-        int(threads), fast_math, record_thread_ids, bool(instrument_bound_checkers)
-    )
-    return Module(func, tgt, compile_func(func, tgt, options))
+    if (
+        not isinstance(threads, numbers.Integral)
+        or isinstance(threads, bool)
+        or not 1 <= threads <= 4096
+    ):
+        raise CodegenError(f"num_threads must be an int from 1 to 4096, got {threads!r}")
+    try:
+        # lowering's target-free check is skipped: prepare verifies for the target, once
+        func = _lower_func(inp, args, name, check=False)
+        if tgt.kind != "llvm":
+            raise CodegenError(
+                f"building for {tgt.kind!r} is not available yet; build for target='llvm'"
+            )
+        func = prepare(func, tgt)
+        options = CodegenOptions(
+            int(threads), fast_math, record_thread_ids, bool(instrument_bound_checkers)
+        )
+        return Module(func, tgt, compile_func(func, tgt, options))
+    except RecursionError:
+        # the limits on expressions and loops keep programs far from this; it can still
+        # come from a long chain of inlined stages
+        raise CodegenError(
+            "the program nests too deeply to compile (expressions or loops thousands of "
+            "levels deep); compute some stages at root instead of inlining them, or use "
+            "fewer loop levels"
+        ) from None
 
 
 def _check_keywords(unknown: dict) -> None:

@@ -15,6 +15,7 @@ a keyword is one change to one declaration; logs written before keep replaying.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +43,8 @@ class InstructionKind:
     outputs: str = "none"  # "none", "one" handle, or a "list" of handles
     keywords: Mapping[str, str] = field(default_factory=dict)  # stored name -> keyword
     printers: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    #: stored names the method has no default for (a trace must give them)
+    required: tuple[str, ...] = ()
     # derived: stored name -> keyword for every argument (replay reads it per instruction)
     _keyword_of: dict = field(init=False, repr=False, compare=False)
     #: derived: every stored argument name, as a set (a cheap check per recorded step)
@@ -195,6 +198,12 @@ def instruction(
                     f"@instruction({name!r}): {fn.__qualname__} has no "
                     f"{'*' if wanted else ''}parameter {kw!r} for stored argument {stored!r}"
                 )
+        required = tuple(
+            stored
+            for stored in decl.params
+            if stored != varargs and params[decl.keyword(stored)].default is inspect.Parameter.empty
+        )
+        decl = dataclasses.replace(decl, required=required)
         if varargs is not None and varargs not in decl.inputs:
             raise TypeError(f"@instruction({name!r}): varargs {varargs!r} is not an input")
         for kw in ignored or {}:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from functools import lru_cache
 
@@ -59,8 +60,36 @@ def sample_perfect_tile(rng: random.Random, extent: int, n: int, max_innermost: 
                 out[rng.randrange(n)] *= p
         if max_innermost <= 0 or out[-1] <= max_innermost:
             return out
-    choices = perfect_tiles(extent, n, max_innermost)
-    return list(rng.choice(choices))
+    if count_tiles(extent, n) <= _LIST_AT_MOST:
+        return list(rng.choice(perfect_tiles(extent, n, max_innermost)))
+    # too many tilings to list: draw the innermost factor among the divisors allowed, then
+    # spread what is left over the other factors as above
+    inner = rng.choice([d for d in divisors(extent) if d <= max_innermost])
+    out = [1] * (n - 1) + [inner]
+    for p, e in prime_factors(extent // inner):
+        for _ in range(e):
+            out[rng.randrange(n - 1)] *= p
+    return out
+
+
+#: the fallback draw lists every tiling only up to this many
+_LIST_AT_MOST = 20_000
+
+
+def count_tiles(extent: int, n: int) -> int:
+    """How many ordered ways there are to write ``extent`` as a product of ``n`` factors."""
+    count = 1
+    for _, e in prime_factors(extent):
+        count *= math.comb(e + n - 1, n - 1)
+    return count
+
+
+def divisors(n: int) -> list[int]:
+    """Every divisor of ``n``, ascending."""
+    out = [1]
+    for p, e in prime_factors(n):
+        out = [d * p**k for d in out for k in range(e + 1)]
+    return sorted(out)
 
 
 def sample_categorical(rng: random.Random, probs: list[float]) -> int:

@@ -424,17 +424,27 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
 
     values = dict(leaf_values)
     guards = []
+    # child -> (fused iter, position) for the children of a fuse: a split of exactly those
+    # children takes the fused value back whole, (x // e) * e + x % e being x, instead of
+    # a tree that uses x twice (rounds of ``fuse(split(l, 2))`` would double it each time)
+    fused_from: dict = {}
     for rel in reversed(stage.relations):
         if isinstance(rel, Split):
-            acc = None
-            stride = 1
-            for child in reversed(rel.children):
-                v = values[child]
-                term = v if stride == 1 else E.Mul(v, E.IntImm(stride), "int32")
-                acc = term if acc is None else E.Add(term, acc, "int32")
-                stride *= extents[child]
+            if _undoes_fuse(rel, fused_from):
+                acc = values[fused_from[rel.children[0]][0]]
+            else:
+                acc = None
+                stride = 1
+                for child in reversed(rel.children):
+                    v = values[child]
+                    term = v if stride == 1 else E.Mul(v, E.IntImm(stride), "int32")
+                    acc = term if acc is None else E.Add(term, acc, "int32")
+                    stride *= extents[child]
             values[rel.parent] = acc
-            if stride != extents[rel.parent]:
+            inner = 1
+            for child in rel.children:
+                inner *= extents[child]
+            if inner != extents[rel.parent]:
                 cond = E.LT(acc, E.IntImm(extents[rel.parent]))
                 guards.append((cond, stage.iters[rel.parent].kind == REDUCE))
         else:
@@ -445,8 +455,37 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
                 if k > 0:
                     v = E.FloorMod(v, E.IntImm(extents[child]), "int32")
                 values[child] = v
+                fused_from[child] = (rel.fused, k, len(rel.children))
                 stride *= extents[child]
     return values, guards
+
+
+def index_tree_size(stage: Stage) -> int:
+    """The largest root-iter index ``pass_up`` builds for ``stage``, in expression nodes
+    counted as a tree (a value used twice counts twice: what lowering walks)."""
+    sizes: dict = {}
+    fused_from: dict = {}
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split):
+            if _undoes_fuse(rel, fused_from):
+                sizes[rel.parent] = sizes.get(fused_from[rel.children[0]][0], 1)
+            else:
+                n = len(rel.children)
+                sizes[rel.parent] = sum(sizes.get(c, 1) for c in rel.children) + 3 * n
+        else:
+            for k, child in enumerate(rel.children):
+                sizes[child] = sizes.get(rel.fused, 1) + 4
+                fused_from[child] = (rel.fused, k, len(rel.children))
+    return max((sizes.get(it.name, 1) for it in stage.root), default=1)
+
+
+def _undoes_fuse(rel: Split, fused_from: dict) -> bool:
+    """True when a split's children are, in order, all the children of one fuse (walking
+    from the leaves up): the split's parent then has the fused loop's value."""
+    first = fused_from.get(rel.children[0])
+    if first is None or first[2] != len(rel.children):
+        return False
+    return all(fused_from.get(c) == (first[0], k, first[2]) for k, c in enumerate(rel.children))
 
 
 def inlined_body(state: State, stage: Stage, memo: dict | None = None):

@@ -74,6 +74,10 @@ class LoopSteps:
             if (factor is None) == (nparts is None):
                 raise ScheduleError("split: give factors=[...], or exactly one of factor=/nparts=")
             factors = [None, factor] if factor is not None else [nparts, None]
+        if not isinstance(factors, (list, tuple)):
+            raise ScheduleError(
+                f"split: factors must be a list such as [None, 16], got {factors!r}"
+            )
         values = [self._int(f, "split") for f in factors]
         new = self._step(
             "Split",

@@ -8,6 +8,7 @@ mutates programs.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,15 +76,27 @@ class SamplingSteps:
         """
         block, name = self._loop(loop, "sample_perfect_tile")
         extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
-        if n < 1:
-            raise ScheduleError("sample_perfect_tile: n must be at least 1")
+        if not _is_int(n) or not 1 <= n <= P.MAX_LOOPS:
+            raise ScheduleError(
+                f"sample_perfect_tile: n must be an int from 1 to {P.MAX_LOOPS} (the number of "
+                f"tile sizes to draw), got {n!r}"
+            )
+        if not _is_int(max_innermost_factor):
+            raise ScheduleError(
+                "sample_perfect_tile: max_innermost_factor must be an int (<= 0: no limit), "
+                f"got {max_innermost_factor!r}"
+            )
         if decision is None:
             decision = _draw_tile(self._rng, extent, n, max_innermost_factor)
+        if not isinstance(decision, (list, tuple)) or not all(_is_int(d) for d in decision):
+            raise ScheduleError(
+                f"sample_perfect_tile: the decision must be a list of {n} ints, got {decision!r}"
+            )
         decision = [int(d) for d in decision]
         prod = 1
         for d in decision:
             prod *= d
-        if len(decision) != n or prod != extent or min(decision) < 1:
+        if len(decision) != n or prod != extent or min(decision, default=0) < 1:
             raise ScheduleError(
                 f"sample_perfect_tile: decision {decision} does not split loop {name!r} of "
                 f"extent {extent} into {n} factors; give {n} positive factors whose product "
@@ -236,3 +249,7 @@ class SamplingSteps:
             lambda v: [self._new(LoopRV, v)],
             decision=int(decision),
         )[0]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)

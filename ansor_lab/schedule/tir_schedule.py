@@ -171,12 +171,21 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps):
         decl = _DECLARED[kind]
         if not args.keys() <= decl.param_names:  # what is recorded must replay
             decl.check_args(args)
-        if decl.pure:
-            result = fn(self.state)
-        else:
-            new_state = self.state.copy()
-            result = fn(new_state)
-            self.state = new_state
+        try:
+            if decl.pure:
+                result = fn(self.state)
+            else:
+                new_state = self.state.copy()
+                result = fn(new_state)
+                self.state = new_state
+        except RecursionError:
+            # te.compute bounds each body's depth; inlining a long chain of stages can
+            # still nest the program past what the checks walk
+            raise ScheduleError(
+                f"{decl.method}: the program would nest too deeply (expressions hundreds of "
+                "levels deep, e.g. a long chain of inlined stages); compute some of the "
+                "stages at root instead"
+            ) from None
         out_rvs = outputs(result) if outputs is not None else []
         self._trace.append(Instruction(kind, tuple(args.items()), tuple(out_rvs), decision))
         return out_rvs

@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ScheduleError
+from ..errors import AnsorLabError, ScheduleError
 from .instruction_kind import REGISTRY, instruction_kind
+from .trace_json import check_trace, parse_text
 
 TRACE_VERSION = 1
 
@@ -234,20 +235,15 @@ class Trace:
 
     @staticmethod
     def from_json(data: dict | str) -> Trace:
-        """Read a trace written by ``as_json`` (JSON data or text); it prints and replays."""
-        if isinstance(data, str):
-            data = json.loads(data)
-        if not isinstance(data, dict) or data.get("version") != TRACE_VERSION:
-            raise ScheduleError(
-                f"not a trace of format version {TRACE_VERSION}: "
-                f"{str(data)[:80]!r} (was it written by ansor_lab's Trace.as_json()?)"
-            )
-        for item in data["insts"]:
-            if not isinstance(item, list) or len(item) != 4 or item[0] not in KINDS:
-                raise ScheduleError(f"malformed trace instruction {item!r}")
-            REGISTRY[item[0]].check_args([arg[0] for arg in item[1]])
+        """Read a trace written by ``as_json`` (JSON data or text); it prints and replays.
+
+        The whole structure is checked first (trace_json): a malformed trace is a
+        ScheduleError saying which instruction and field, before anything is replayed.
+        """
+        if isinstance(data, (str, bytes)):
+            data = parse_text(data)
         trace = Trace()
-        trace._json = data["insts"]
+        trace._json = check_trace(data, TRACE_VERSION)
         return trace
 
     def apply_to_schedule(
@@ -279,9 +275,19 @@ class Trace:
                 break
             if index in decisions:
                 decision = decisions[index]
-            result = instruction_kind(kind).call(
-                sch, [(name, decode(value)) for name, value in args], decode(decision)
-            )
+            decl = instruction_kind(kind)
+            try:
+                result = decl.call(
+                    sch, [(name, decode(value)) for name, value in args], decode(decision)
+                )
+            except AnsorLabError:
+                raise
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
+                # a value of the wrong type that the primitive did not check itself
+                raise ScheduleError(
+                    f"replaying instruction {index} ({kind}): {type(err).__name__}: {err}; "
+                    f"check its arguments against {decl.method}()'s (was the trace edited?)"
+                ) from err
             results = (
                 []
                 if result is None

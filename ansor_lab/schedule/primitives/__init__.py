@@ -21,7 +21,7 @@ from .location import (
     reverse_compute_at,
     reverse_compute_inline,
 )
-from .loops import annotate_loop, fuse, pragma, reorder, split
+from .loops import MAX_LOOPS, annotate_loop, fuse, pragma, reorder, split
 from .storage import (
     buffer_block,
     cache_read,
@@ -34,6 +34,7 @@ from .storage import (
 )
 
 __all__ = [
+    "MAX_LOOPS",
     "annotate_loop",
     "buffer_block",
     "cache_read",

@@ -15,17 +15,51 @@ from ..state import (
     State,
     ThreadBinding,
     derive_extents,
+    index_tree_size,
 )
 from .checks import check_parallel_nesting, revalidate_regions
 from .common import compute_stage, leaf, set_extents, step_error
+
+#: the longest loop name split and fuse derive by TVM's rule (``i_0``, ``i_0_j_1_fused``);
+#: a longer one is replaced by a short name with a counter, so that rounds of
+#: ``fuse(split(l, 2))`` do not double the name's length each time
+MAX_LOOP_NAME = 40
+#: the most loops one block may have: lowering and code generation recurse once per
+#: loop level, and no kernel needs more (split refuses more parts, sample_perfect_tile more n)
+MAX_LOOPS = 64
+#: the largest index expression (in nodes, counted as a tree) splits and fuses may leave
+#: a root loop with; each level of a split of some of a fuse's loops (not all) doubles it
+MAX_INDEX_NODES = 2000
+
+
+def _loop_name(st: Stage, base: str, tag: str) -> str:
+    """A fresh name for a new loop of ``st``: TVM's ``base`` while it is short, else the
+    first word of it, ``tag`` and a counter (``i_fused_37``), unique in the stage."""
+    if len(base) <= MAX_LOOP_NAME:
+        return st.fresh_name(base)
+    head = base.split("_", 1)[0][:16] or "l"
+    k = len(st.iters)  # grows with every loop the stage ever had: usually free at once
+    while f"{head}_{tag}_{k}" in st.iters:
+        k += 1
+    return f"{head}_{tag}_{k}"
 
 
 def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     """Split ``loop`` into ``len(factors)`` loops; one factor may be None (inferred)."""
     st = leaf(state, block, loop, "split")
     extent = derive_extents(st)[loop]
+    if not isinstance(factors, (list, tuple)):
+        raise step_error("split", block, f"factors must be a list, got {factors!r}", loop)
     if len(factors) < 2:
         raise step_error("split", block, f"needs at least two factors, got {factors!r}", loop)
+    if len(st.leaves) + len(factors) - 1 > MAX_LOOPS:
+        raise step_error(
+            "split",
+            block,
+            f"{len(factors)} factors would give the block {len(st.leaves) + len(factors) - 1} "
+            f"loops; a block may have at most {MAX_LOOPS}: split into fewer parts",
+            loop,
+        )
     nones = [k for k, f in enumerate(factors) if f is None]
     if len(nones) > 1:
         raise step_error("split", block, f"at most one factor may be None, got {factors!r}", loop)
@@ -66,7 +100,7 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     kind = st.iters[loop].kind
     names = []
     for k in range(len(factors)):
-        name = st.fresh_name(f"{loop}_{k}")
+        name = _loop_name(st, f"{loop}_{k}", str(k))
         st.iters[name] = Iter(name, 0, kind)
         names.append(name)
     st.relations.append(Split(loop, tuple(names), tuple(factors[1:])))
@@ -78,8 +112,22 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     if st.init_at == loop:
         st.init_at = names[0]
     set_extents(st)
+    _check_index_size(st, "split", loop)
     revalidate_regions(state, "split", block)
     return names
+
+
+def _check_index_size(st: Stage, prim: str, loop: str) -> None:
+    size = index_tree_size(st)
+    if size > MAX_INDEX_NODES:
+        raise step_error(
+            prim,
+            st.name,
+            f"after {len(st.relations)} splits and fuses a loop's index would be an "
+            f"expression of {size} nodes (at most {MAX_INDEX_NODES}); split and fuse the "
+            "original loops once, with the factors you want, rather than in rounds",
+            loop,
+        )
 
 
 def fuse(state: State, block: str, loops: list[str]) -> str:
@@ -128,7 +176,7 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
             f"range (at most {INDEX_MAX}); fuse fewer loops, or split one first",
             loops[0],
         )
-    name = st.fresh_name("_".join(loops) + "_fused")
+    name = _loop_name(st, "_".join(loops) + "_fused", "fused")
     st.iters[name] = Iter(name, 0, kinds.pop())
     st.relations.append(Fuse(tuple(loops), name))
     st.leaves[pos[0] : pos[0] + len(loops)] = [name]
@@ -139,6 +187,7 @@ def fuse(state: State, block: str, loops: list[str]) -> str:
     if st.init_at in loops:
         st.init_at = name
     set_extents(st)
+    _check_index_size(st, "fuse", loops[0])
     revalidate_regions(state, "fuse", block)
     return name
 
