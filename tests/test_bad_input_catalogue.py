@@ -168,7 +168,7 @@ SCHEDULE = [
     ("cache_write unknown scope", lambda t: (lambda s: s.cache_write(s.get_block("C"), 0, "registers"))(sch_mm()), ScheduleError, "use one of ('global', 'shared', 'local')"),
     ("annotate unroll with a string", lambda t: (lambda s: s.annotate(s.get_block("C"), "pragma_auto_unroll_max_step", "lots"))(sch_mm()), ScheduleError, "takes a non-negative int"),  # FIXED: ValueError at build
     ("rfactor a spatial loop", lambda t: (lambda s, i, j, k: s.rfactor(i, 0))(*loops_mm()), ScheduleError, "rfactor needs a reduction loop"),
-    ("sample_perfect_tile n=0", lambda t: (lambda s, i, j, k: s.sample_perfect_tile(i, n=0))(*loops_mm()), ScheduleError, "n must be at least 1"),
+    ("sample_perfect_tile n=0", lambda t: (lambda s, i, j, k: s.sample_perfect_tile(i, n=0))(*loops_mm()), ScheduleError, "n must be an int from 1 to 64"),
     ("sample_categorical lengths", lambda t: sch_mm().sample_categorical([1, 2], [0.5]), ScheduleError, "must have one length"),
     ("tir.Schedule of a number", lambda t: tir.Schedule(42), ScheduleError, "te.create_prim_func([A, B, C])"),
     ("TE split factor and nparts", lambda t: (lambda A, B: te.create_schedule(B.op)[B].split(B.op.axis[0], factor=4, nparts=4))(*ew()), ScheduleError, "exactly one of factor= or nparts="),
