@@ -46,6 +46,10 @@ class KernelRuntimeError(AnsorLabError, RuntimeError):
     """A compiled kernel reported a failure while running (e.g. out of memory)."""
 
 
+class ForeignTargetError(KernelRuntimeError):
+    """A kernel built for another CPU died (SIGILL, ...) when probed on this one."""
+
+
 class KernelDivisionByZeroError(KernelRuntimeError, ZeroDivisionError):
     """A compiled kernel met an integer divisor that was 0 at run time."""
 

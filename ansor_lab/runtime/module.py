@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegen import failures
+from ..codegen.cpu_match import foreign_reason
 from ..codegen.llvm import CompiledLLVM
 from ..codegen.target import Target
 from ..codegen.vector_form import vector_view
@@ -22,6 +23,7 @@ from ..errors import (
 )
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
+from . import foreign as _foreign
 from .ndarray import Device, as_numpy_view, cpu
 
 
@@ -88,6 +90,10 @@ class Module:
         self.type_key = "llvm"
         self.imported_modules: list = []
         self._outputs = written_params(func)
+        #: why this machine may lack what the code needs (None: built for this CPU);
+        #: a foreign module is probed in a child process on its first call
+        self.foreign = foreign_reason(target) if target.kind == "llvm" else None
+        self._probed = self.foreign is None
         n = len(func.params)
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(
             compiled.entry_address
@@ -134,8 +140,15 @@ class Module:
 
     def __call__(self, *args: object) -> None:
         ptrs = self._pointers(args)
+        self._ensure_runs_here(args)
         rc = self._entry(*ptrs)
         self._check(rc)
+
+    def _ensure_runs_here(self, args: Sequence[object]) -> None:
+        """Code built for another CPU runs here only once a child process survived it."""
+        if not self._probed:
+            _foreign.probe(self, [as_numpy_view(a) for a in args])
+            self._probed = True
 
     def _check(self, rc: int) -> None:
         if rc != 0:
@@ -240,6 +253,7 @@ class Module:
 
         def evaluate(*args: object) -> BenchmarkResult:
             ptrs = self._pointers(args)
+            self._ensure_runs_here(args)
             self._check(self._entry(*ptrs))  # warm-up
             costs = time_repeats(
                 lambda n: self._check(self._repeat(n, *ptrs)),
