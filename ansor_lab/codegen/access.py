@@ -5,14 +5,18 @@ on the lanes: one load, broadcast), ``contiguous`` (unit stride in the vector va
 one vector load/store) or ``gather`` (anything else: gather/scatter). An access under a
 lane-dependent condition is also ``masked``. The code generator and the legalisation
 pass (``codegen.pipeline``) both ask these functions, so what the prepared IR says about
-a loop is what the generator does with it.
+a loop is what the generator does with it. ``AccessWalker`` lists a vector body's accesses
+in emission order; ``codegen.vector_form`` reuses its walk to read the printed form back.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..dsl import expr as E
 from ..dsl.dtypes import INDEX_MAX
 from ..ir import nodes as N
+from ..ir.bound_check import form_range
 from ..ir.simplify import linear_form, simplify_expr
 from ..ir.visitor import post_order_visit, walk_stmts
 
@@ -87,17 +91,8 @@ def classify(flat_vars: frozenset, form: tuple | None, var: E.Var, varying: set)
 def in_bounds(form: tuple | None, ranges: dict, size: int) -> bool:
     """True when every element the linear ``form`` can address, with the variables in
     ``ranges`` (var -> (min, max)), lies inside a buffer of ``size`` elements."""
-    if form is None:
-        return False
-    terms, lo = form
-    hi = lo
-    for term, coeff in terms.items():
-        r = ranges.get(term) if isinstance(term, E.Var) else None
-        if r is None:
-            return False
-        a, b = coeff * r[0], coeff * r[1]
-        lo, hi = lo + min(a, b), hi + max(a, b)
-    return 0 <= lo and hi < size
+    span = form_range(form, ranges)
+    return span is not None and 0 <= span[0] and span[1] < size
 
 
 def const_int(e: E.PrimExpr) -> int | None:
@@ -164,3 +159,84 @@ def not_vectorizable(s: N.For, extent: int | None) -> str | None:
         if isinstance(node, (N.For, N.Allocate)):
             return "its body contains a loop or an allocation"
     return None
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memory access of a vectorized loop body, as the generator will do it."""
+
+    op: str  # "load" | "store"
+    buffer: str
+    kind: str  # one of ACCESS_KINDS
+    masked: bool = False  # under a lane-dependent condition
+
+    def __str__(self) -> str:
+        kind = "scatter" if self.op == "store" and self.kind == "gather" else self.kind
+        return f"{self.op} {self.buffer} {kind}" + (" masked" if self.masked else "")
+
+
+class AccessWalker:
+    """Lists a vector body's accesses in the order the generator emits them, tracking
+    which variables are lane-dependent and where a lane mask is on (as the generator).
+
+    ``varies`` and ``store_kind``/``kind`` are the hooks: ``codegen.vector_form`` reads
+    its printed vector statements back with the same walk and its own hooks."""
+
+    def __init__(self, var: E.Var | None) -> None:
+        self.var = var
+        self.varying = {var}
+        self.found: list[Access] = []
+
+    def varies(self, e: E.PrimExpr) -> bool:
+        return bool(E.free_vars(e) & self.varying)
+
+    def kind(self, buf: N.Buffer, indices: tuple) -> str:
+        _, flat_vars, form = flat_facts(buf, indices)
+        return classify(flat_vars, form, self.var, self.varying)
+
+    def store_kind(self, s: N.BufferStore) -> str:
+        kind = self.kind(s.buffer, s.indices)
+        if kind == "scalar" and self.varies(s.value):
+            kind = "gather"  # one address, every lane writes it: a scatter
+        return kind
+
+    def expr(self, e: E.PrimExpr, masked: bool) -> None:
+        if isinstance(e, N.BufferLoad):
+            for i in e.indices:  # an index may load too (emitted with the address)
+                self.expr(i, masked)
+            self.found.append(Access("load", e.buffer.name, self.kind(e.buffer, e.indices), masked))
+            return
+        if isinstance(e, E.Call) and e.op == "if_then_else":
+            cond, t, f = e.args
+            self.expr(cond, masked)
+            inner = masked or self.varies(cond)
+            self.expr(t, inner)
+            self.expr(f, inner)
+            return
+        for child in E.children(e):
+            self.expr(child, masked)
+
+    def stmt(self, s: N.Stmt, masked: bool) -> None:
+        if isinstance(s, N.BufferStore):
+            self.expr(s.value, masked)
+            for i in s.indices:
+                self.expr(i, masked)
+            self.found.append(Access("store", s.buffer.name, self.store_kind(s), masked))
+        elif isinstance(s, N.LetStmt):
+            self.expr(s.value, masked)
+            if self.varies(s.value):
+                self.varying.add(s.var)
+            self.stmt(s.body, masked)
+        elif isinstance(s, N.IfThenElse):
+            self.expr(s.condition, masked)
+            inner = masked or self.varies(s.condition)
+            self.stmt(s.then_case, inner)
+            if s.else_case is not None:
+                self.stmt(s.else_case, inner)
+        elif isinstance(s, N.SeqStmt):
+            for item in s.seq:
+                self.stmt(item, masked)
+        elif isinstance(s, N.Block):
+            self.stmt(s.body, masked)
+        elif isinstance(s, N.Evaluate):
+            self.expr(s.value, masked)

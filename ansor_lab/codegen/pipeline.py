@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..dsl import expr as E
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.passes import unroll_by_pragma
@@ -47,7 +46,6 @@ from .vector_form import vector_view
 __all__ = [
     "UNROLL_KEY",
     "VECTORIZE_KEY",
-    "Access",
     "VectorPlan",
     "prepare",
     "vector_plan",
@@ -68,20 +66,6 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     if tgt.kind == "llvm":
         func = func.with_body(_Legalize().visit_stmt(func.body))
     return func
-
-
-@dataclass(frozen=True)
-class Access:
-    """One memory access of a vectorized loop body, as the generator will do it."""
-
-    op: str  # "load" | "store"
-    buffer: str
-    kind: str  # one of access.ACCESS_KINDS
-    masked: bool = False  # under a lane-dependent condition
-
-    def __str__(self) -> str:
-        kind = "scatter" if self.op == "store" and self.kind == "gather" else self.kind
-        return f"{self.op} {self.buffer} {kind}" + (" masked" if self.masked else "")
 
 
 @dataclass(frozen=True)
@@ -107,70 +91,9 @@ def vector_plan(loop: N.For) -> VectorPlan:
     reason = A.not_vectorizable(loop, extent)
     if reason is not None:
         return VectorPlan(extent, fallback=f"scalar loop ({reason})")
-    walker = _AccessWalker(loop.loop_var)
+    walker = A.AccessWalker(loop.loop_var)
     walker.stmt(loop.body, False)
     return VectorPlan(extent, tuple(A.vector_chunks(extent, loop.body)), tuple(walker.found))
-
-
-class _AccessWalker:
-    """Lists a vector body's accesses in the order the generator emits them, tracking
-    which variables are lane-dependent and where a lane mask is on (as the generator)."""
-
-    def __init__(self, var: E.Var) -> None:
-        self.var = var
-        self.varying = {var}
-        self.found: list[Access] = []
-
-    def varies(self, e: E.PrimExpr) -> bool:
-        return bool(E.free_vars(e) & self.varying)
-
-    def kind(self, buf: N.Buffer, indices: tuple) -> str:
-        _, flat_vars, form = A.flat_facts(buf, indices)
-        return A.classify(flat_vars, form, self.var, self.varying)
-
-    def expr(self, e: E.PrimExpr, masked: bool) -> None:
-        if isinstance(e, N.BufferLoad):
-            for i in e.indices:  # an index may load too (emitted with the address)
-                self.expr(i, masked)
-            self.found.append(Access("load", e.buffer.name, self.kind(e.buffer, e.indices), masked))
-            return
-        if isinstance(e, E.Call) and e.op == "if_then_else":
-            cond, t, f = e.args
-            self.expr(cond, masked)
-            inner = masked or self.varies(cond)
-            self.expr(t, inner)
-            self.expr(f, inner)
-            return
-        for child in E.children(e):
-            self.expr(child, masked)
-
-    def stmt(self, s: N.Stmt, masked: bool) -> None:
-        if isinstance(s, N.BufferStore):
-            self.expr(s.value, masked)
-            for i in s.indices:
-                self.expr(i, masked)
-            kind = self.kind(s.buffer, s.indices)
-            if kind == "scalar" and self.varies(s.value):
-                kind = "gather"  # one address, every lane writes it: a scatter
-            self.found.append(Access("store", s.buffer.name, kind, masked))
-        elif isinstance(s, N.LetStmt):
-            self.expr(s.value, masked)
-            if self.varies(s.value):
-                self.varying.add(s.var)
-            self.stmt(s.body, masked)
-        elif isinstance(s, N.IfThenElse):
-            self.expr(s.condition, masked)
-            inner = masked or self.varies(s.condition)
-            self.stmt(s.then_case, inner)
-            if s.else_case is not None:
-                self.stmt(s.else_case, inner)
-        elif isinstance(s, N.SeqStmt):
-            for item in s.seq:
-                self.stmt(item, masked)
-        elif isinstance(s, (N.Block,)):
-            self.stmt(s.body, masked)
-        elif isinstance(s, N.Evaluate):
-            self.expr(s.value, masked)
 
 
 class _Legalize(IRMutator):

@@ -35,6 +35,7 @@ from ..ir import nodes as N
 from ..ir.simplify import linear_form, simplify_expr
 from ..ir.visitor import IRMutator
 from . import access as A
+from .access import Access, AccessWalker
 
 #: The annotation key of a vectorized loop's plan (``codegen.pipeline.VECTORIZE_KEY``).
 _VECTORIZE_KEY = "llvm.vectorize"
@@ -231,23 +232,13 @@ class _Chunk:
 # reading the form back
 
 
-@dataclass(frozen=True)
-class VectorAccess:
-    """One memory access of a vector statement, as this form spells it."""
-
-    op: str  # "load" | "store"
-    buffer: str
-    kind: str  # "scalar" | "contiguous" | "gather" (a store's gather is a scatter)
-    masked: bool
-
-
-def vector_accesses(s: N.Stmt) -> list[VectorAccess]:
+def vector_accesses(s: N.Stmt) -> list[Access]:
     """The accesses of a vector statement in the order the generator emits them: a
     vector index of flat stride 1 is contiguous, another vector index a gather/scatter, a
     scalar index scalar; masked under a vector condition."""
-    found: list[VectorAccess] = []
-    _Reader(found).stmt(s, False)
-    return found
+    reader = _Reader(None)
+    reader.stmt(s, False)
+    return reader.found
 
 
 def access_kind(buf: N.Buffer, indices: tuple) -> str:
@@ -263,47 +254,15 @@ def access_kind(buf: N.Buffer, indices: tuple) -> str:
     return "contiguous" if flat == 1 else "gather"
 
 
-class _Reader:
-    def __init__(self, found: list) -> None:
-        self.found = found
+class _Reader(AccessWalker):
+    """The generator's walk over the printed form: lanes come from the nodes (Ramp,
+    Broadcast, vector dtypes), an access's kind from its indices alone."""
 
-    def expr(self, e: E.PrimExpr, masked: bool) -> None:
-        if isinstance(e, N.BufferLoad):
-            for i in e.indices:
-                self.expr(i, masked)
-            kind = access_kind(e.buffer, e.indices)
-            self.found.append(VectorAccess("load", e.buffer.name, kind, masked))
-            return
-        if isinstance(e, E.Call) and e.op == "if_then_else":
-            cond, t, f = e.args
-            self.expr(cond, masked)
-            inner = masked or bool(lanes_of(cond))
-            self.expr(t, inner)
-            self.expr(f, inner)
-            return
-        for child in E.children(e):
-            self.expr(child, masked)
+    def varies(self, e: E.PrimExpr) -> bool:
+        return bool(lanes_of(e))
 
-    def stmt(self, s: N.Stmt, masked: bool) -> None:
-        if isinstance(s, N.BufferStore):
-            self.expr(s.value, masked)
-            for i in s.indices:
-                self.expr(i, masked)
-            kind = access_kind(s.buffer, s.indices)
-            self.found.append(VectorAccess("store", s.buffer.name, kind, masked))
-        elif isinstance(s, N.LetStmt):
-            self.expr(s.value, masked)
-            self.stmt(s.body, masked)
-        elif isinstance(s, N.IfThenElse):
-            self.expr(s.condition, masked)
-            inner = masked or bool(lanes_of(s.condition))
-            self.stmt(s.then_case, inner)
-            if s.else_case is not None:
-                self.stmt(s.else_case, inner)
-        elif isinstance(s, N.SeqStmt):
-            for item in s.seq:
-                self.stmt(item, masked)
-        elif isinstance(s, N.Block):
-            self.stmt(s.body, masked)
-        elif isinstance(s, N.Evaluate):
-            self.expr(s.value, masked)
+    def kind(self, buf: N.Buffer, indices: tuple) -> str:
+        return access_kind(buf, indices)
+
+    def store_kind(self, s: N.BufferStore) -> str:
+        return access_kind(s.buffer, s.indices)  # a scatter's index is a Broadcast

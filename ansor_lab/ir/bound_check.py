@@ -95,7 +95,12 @@ class _Checker:
 def _exact_range(idx: E.PrimExpr, ranges: dict) -> tuple[int, int] | None:
     """(min, max) that ``idx`` attains over the loops' ranges, when it is a linear form of
     loop variables with constant bounds (each term independent: the corners are reached)."""
-    form = linear_form(idx)
+    return form_range(linear_form(idx), ranges)
+
+
+def form_range(form: tuple | None, ranges: dict) -> tuple[int, int] | None:
+    """(min, max) of a linear form (``linear_form``'s result) over ``ranges`` (var ->
+    (min, max)); None when it is not linear or a term has no known range."""
     if form is None:
         return None
     terms, lo = form
