@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 
 import llvmlite.binding as llvm
-import pytest
-from workloads import fast_options, fast_policy, make_task, matmul
+from workloads import fast_options, fast_policy
 
 from ansor_lab import auto_scheduler
 from ansor_lab.codegen.llvm import target_machine
 from ansor_lab.codegen.target import Target
-from ansor_lab.measure.measure import BuildResult, LocalRunner
+from ansor_lab.measure.measure import LocalRunner
 from ansor_lab.measure.records import ErrorNo
 from ansor_lab.measure.workers import build_worker
 
@@ -81,22 +80,6 @@ exit:
     mod.data_layout = str(tm.target_data)
     mod.verify()
     return tm.emit_object(mod)
-
-
-@pytest.fixture(scope="module")
-def task():
-    return make_task(matmul(16))
-
-
-@pytest.fixture(scope="module")
-def good_build(task) -> BuildResult:
-    """A real candidate, built in this process (the builder's own function)."""
-    inp = fast_policy(task).next_batch(1)[0]
-    r = build_worker(
-        {"dag": task.dag_json, "trace": inp.trace, "target": str(task.target), "num_threads": 1}
-    )
-    assert r["error_no"] == 0, r["error_msg"]
-    return BuildResult(r["obj"], r["entry"], r["params"], 0, "", r["time"])
 
 
 def _runner(task, good_build, timeout: float) -> LocalRunner:

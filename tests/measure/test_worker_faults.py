@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from test_measure_isolation import _CRASH_BODY, _NOOP_BODY, bad_object
-from workloads import fast_options, fast_policy, make_task, matmul
+from workloads import fast_options, fast_policy
 
 from ansor_lab import auto_scheduler
 from ansor_lab.measure.measure import BuildResult, LocalRunner
 from ansor_lab.measure.records import ErrorNo
-from ansor_lab.measure.workers import build_worker
 
 # arms a 0.3 s timer whose default action kills the process: the death comes while the
 # *next* candidate runs (a stand-in for a corrupted heap or a stray thread)
@@ -40,21 +38,6 @@ declare void @abort()
 """
 
 SETUP_FAULT = ("injected", [-1], "float32")  # a parameter no runner can allocate
-
-
-@pytest.fixture(scope="module")
-def task():
-    return make_task(matmul(16))
-
-
-@pytest.fixture(scope="module")
-def good_build(task) -> BuildResult:
-    inp = fast_policy(task).next_batch(1)[0]
-    r = build_worker(
-        {"dag": task.dag_json, "trace": inp.trace, "target": str(task.target), "num_threads": 1}
-    )
-    assert r["error_no"] == 0, r["error_msg"]
-    return BuildResult(r["obj"], r["entry"], r["params"], 0, "", r["time"])
 
 
 def _with(build: BuildResult, body: str, decl: str = "") -> BuildResult:
