@@ -113,3 +113,7 @@ class RecordWarning(UserWarning):
 class MeasureError(AnsorLabError, RuntimeError):
     """Measurement cannot be set up: a missing optional library, an unreachable Dask
     scheduler, or no worker whose hardware matches the task's target."""
+
+
+class GPUScheduleError(ScheduleError):
+    """A schedule a GPU cannot run as written (unbound stage, thread limits, shared memory)."""

@@ -7,6 +7,7 @@ from ..dsl.printer import text as expr_text
 from ..dsl.visitor import STMT, Visitor
 from ..errors import IRError
 from . import nodes as N
+from .gpu import is_barrier
 
 _KIND_CALL = {
     "parallel": "T.parallel",
@@ -91,6 +92,9 @@ class _Printer(Visitor):
         self.stmt(s.body, indent)
 
     def stmt_Evaluate(self, s: N.Evaluate, indent: int) -> None:
+        if is_barrier(s):  # TVM prints the block barrier this way
+            self.emit(indent, 'T.tvm_storage_sync("shared")')
+            return
         self.emit(indent, f"T.evaluate({expr_text(s.value)})")
 
     def stmt_Block(self, s: N.Block, indent: int) -> None:
