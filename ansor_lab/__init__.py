@@ -8,7 +8,7 @@ A face: it re-exports ``lower``, ``build``, ``cpu``, ``cuda``, ``device``, ``nd`
 __version__ = "0.1.0"
 version = __version__
 
-from . import auto_scheduler, ir, nd, target, te, testing, tir, topi  # noqa: E402
+from . import auto_scheduler, ir, nd, script, target, te, testing, tir, topi  # noqa: E402
 from .codegen.target import Target  # noqa: E402
 from .ir.nodes import IRModule  # noqa: E402
 from .runtime import build, cpu, cuda, lower  # noqa: E402
@@ -20,6 +20,7 @@ __all__ = [
     "auto_scheduler",
     "ir",
     "nd",
+    "script",
     "target",
     "te",
     "testing",

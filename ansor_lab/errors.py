@@ -117,3 +117,16 @@ class MeasureError(AnsorLabError, RuntimeError):
 
 class GPUScheduleError(ScheduleError):
     """A schedule a GPU cannot run as written (unbound stage, thread limits, shared memory)."""
+
+
+class ScriptError(AnsorLabError, SyntaxError):
+    """TVMScript the parser cannot read; the message points at the line and column."""
+
+    def __init__(self, message: str, lineno: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.msg = message
+        self.lineno = lineno
+        self.offset = col
+
+    def __str__(self) -> str:
+        return self.msg

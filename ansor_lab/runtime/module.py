@@ -159,8 +159,8 @@ class Module:
         return self.get_function(name)
 
     def get_function(self, name: str) -> Module:
-        """The function ``name`` (a module holds one)."""
-        if name != self.entry_name:
+        """The function ``name`` (a module holds one); ``"__tvm_main__"`` is the default one."""
+        if name != self.entry_name and name != "__tvm_main__":
             raise RuntimeArgumentError(
                 f"module has no function {name!r}; its function is {self.entry_name!r}"
             )

@@ -73,10 +73,15 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps):
                 func = mod.main_function()
             except IRError as err:
                 raise ScheduleError(f"tir.Schedule schedules one function: {err}") from None
-        if not isinstance(func, N.PrimFunc) or func.source is None:
+        if not isinstance(func, N.PrimFunc) or getattr(func.source, "args", None) is None:
+            why = getattr(getattr(func, "source", None), "reason", "")
             raise ScheduleError(
-                "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
-                f"got {type(mod).__name__}"
+                f"tir.Schedule cannot schedule this parsed function: {why}. It schedules "
+                "programs whose blocks each have their own loop nest (as te.create_prim_func "
+                "makes them); tvm.build(mod) builds this one as written"
+                if why
+                else "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]) "
+                f"or parsed from TVMScript; got {type(mod).__name__}"
             )
         self._init(
             func,
