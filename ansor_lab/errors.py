@@ -130,3 +130,7 @@ class ScriptError(AnsorLabError, SyntaxError):
 
     def __str__(self) -> str:
         return self.msg
+
+
+class OutOfScopeError(AnsorLabError, NotImplementedError):
+    """A TVM name ansor_lab does not provide (relax, relay, tensorize...): says what to use."""

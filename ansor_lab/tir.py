@@ -81,10 +81,12 @@ from .ir.nodes import (
 )
 from .ir.simplify import simplify
 from .ir.verify import verify
+from .schedule.tir_out_of_scope import TensorIntrin
 from .schedule.tir_schedule import BlockInfo, LoopInfo, Schedule
 from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
 
 __all__ = [
+    "TensorIntrin",
     "EQ",
     "GE",
     "GT",

@@ -21,6 +21,7 @@ from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
 from .tir_location import LocationSteps
 from .tir_loops import LoopSteps
+from .tir_out_of_scope import OutOfScopeSteps
 from .tir_sampling import SamplingSteps
 from .tir_storage import InitBlock, StorageSteps
 from .trace import RV, BlockRV, ExprRV, Instruction, LoopRV, Trace, TraceData
@@ -57,7 +58,7 @@ class BlockInfo:
     attach: Attachment
 
 
-class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps):
+class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScopeSteps):
     """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
 
     def __init__(

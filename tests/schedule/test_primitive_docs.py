@@ -63,6 +63,9 @@ READ_ONLY = {
         "replay",
         "seed",
         "show",
+        # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
+        "blockize",
+        "tensorize",
     },
     te_schedule.Schedule: set(),
     te_schedule.Stage: {"loop"},
