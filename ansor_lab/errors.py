@@ -134,3 +134,7 @@ class ScriptError(AnsorLabError, SyntaxError):
 
 class OutOfScopeError(AnsorLabError, NotImplementedError):
     """A TVM name ansor_lab does not provide (relax, relay, tensorize...): says what to use."""
+
+
+class DiscardedResultWarning(UserWarning):
+    """A computed buffer is not an argument: its work is done, its values are thrown away."""

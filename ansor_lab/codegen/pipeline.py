@@ -39,6 +39,7 @@ from ..ir.passes import unroll_by_pragma
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
+from .kept_results import keep_unread_results
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
 from .vector_form import vector_view
@@ -64,6 +65,7 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     check_bounds(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
+        func = keep_unread_results(func)
         func = func.with_body(_Legalize().visit_stmt(func.body))
     return func
 
