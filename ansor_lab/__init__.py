@@ -30,6 +30,7 @@ __all__ = [
     "version",
     "auto_scheduler",
     "ir",
+    "meta_schedule",
     "nd",
     "script",
     "target",

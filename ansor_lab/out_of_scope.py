@@ -27,10 +27,6 @@ MODULES = {
         "(topi.nn.conv2d_nchw, topi.nn.dense...) and tune them together with "
         "auto_scheduler.TaskScheduler"
     ),
-    "meta_schedule": (
-        "tvm.meta_schedule is not provided yet: tune with tvm.auto_scheduler (SearchTask, "
-        "TuningOptions, task.tune) on the same search"
-    ),
 }
 
 #: device APIs that are out of scope (``tvm.opencl()``...)

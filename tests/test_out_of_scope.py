@@ -18,7 +18,6 @@ from ansor_lab.errors import OutOfScopeError
         ("ansor_lab.relay", "build", "topi"),
         ("ansor_lab.relay.testing", "resnet", "TaskScheduler"),
         ("ansor_lab.relax.frontend.nn", "Module", "tir.Schedule"),
-        ("ansor_lab.meta_schedule", "tune_tir", "auto_scheduler"),
     ],
 )
 def test_out_of_scope_modules_import_and_explain(module: str, attr: str, advice: str):

@@ -18,8 +18,8 @@ def _chain(n: int):
     B = te.placeholder((n, n), name="B")
     E = te.placeholder((n, n), name="E")
     k = te.reduce_axis((0, n), name="rk")
-    C = te.compute((n, n), lambda m, l: te.sum(A[m, k] * B[k, l], axis=k), name="C")
-    D = te.compute((n, n), lambda m, l: te.exp(C[m, l]), name="D")
+    C = te.compute((n, n), lambda m, n: te.sum(A[m, k] * B[k, n], axis=k), name="C")
+    D = te.compute((n, n), lambda m, n: te.exp(C[m, n]), name="D")
     r = te.reduce_axis((0, n), name="rl")
     F = te.compute((n, n), lambda m, j: te.sum(D[m, r] * E[r, j], axis=r), name="F")
     return A, B, E, C, D, F
