@@ -33,6 +33,7 @@ from .dsl.expr import (
     const,
     if_then_else,
 )
+from .dsl.extern_calls import call_extern, call_intrin, call_llvm_pure_intrin, call_pure_extern
 from .dsl.intrin import (
     abs,
     all,
@@ -86,6 +87,10 @@ from .schedule.tir_schedule import BlockInfo, LoopInfo, Schedule
 from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
 
 __all__ = [
+    "call_extern",
+    "call_intrin",
+    "call_llvm_pure_intrin",
+    "call_pure_extern",
     "TensorIntrin",
     "EQ",
     "GE",
