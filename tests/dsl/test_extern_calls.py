@@ -14,10 +14,12 @@ def test_extern_math_by_c_and_tvm_names_matches_numpy():
     A = te.placeholder((32,), name="A")
     B = te.compute(
         (32,),
-        lambda i: tir.call_pure_extern("float32", "expf", A[i])
-        + tir.call_intrin("float32", "tir.sqrt", A[i])
-        + tir.call_extern("float32", "powf", A[i], 2.0)
-        + tir.call_llvm_pure_intrin("float32", "llvm.fabs.f32", 1, A[i] - 1.0),
+        lambda i: (
+            tir.call_pure_extern("float32", "expf", A[i])
+            + tir.call_intrin("float32", "tir.sqrt", A[i])
+            + tir.call_extern("float32", "powf", A[i], 2.0)
+            + tir.call_llvm_pure_intrin("float32", "llvm.fabs.f32", 1, A[i] - 1.0)
+        ),
         name="B",
     )
     f = tvm.build(te.create_schedule(B.op), [A, B])
