@@ -10,9 +10,12 @@ version = __version__
 
 from . import (  # noqa: E402
     auto_scheduler,
+    contrib,
     ir,
+    meta_schedule,
     nd,
     out_of_scope as _out_of_scope,  # noqa: E402
+    runtime,  # noqa: E402
     script,
     target,
     te,
@@ -29,7 +32,9 @@ __all__ = [
     "__version__",
     "version",
     "auto_scheduler",
+    "contrib",
     "ir",
+    "runtime",
     "meta_schedule",
     "nd",
     "script",
