@@ -17,6 +17,7 @@ from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .instruction_kind import REGISTRY, instruction
+from .loop_program import LoopProgramSchedule
 from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
 from .tir_location import LocationSteps
@@ -60,6 +61,19 @@ class BlockInfo:
 
 class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScopeSteps):
     """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
+
+    def __new__(cls, mod: Any = None, *args: Any, **kwargs: Any) -> Any:
+        # a parsed hand-written loop program gets the loop primitives (loop_program.py)
+        func = mod
+        if isinstance(mod, N.IRModule):
+            try:
+                func = mod.main_function()
+            except IRError:
+                func = None  # __init__ says what is wrong
+        source = getattr(func, "source", None)
+        if cls is Schedule and getattr(source, "loop_program", False):
+            return LoopProgramSchedule(func, source.iter_kinds)
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -39,10 +39,9 @@ def build_prim_func(fn: ast.FunctionDef, source: ScriptSource, env: dict) -> Pri
     try:
         args = to_tensors(params, body, parser.blocks)
     except NotPlain as why:
-        func = PrimFunc(
-            params, body, name, tuple(sorted(attrs.items())), ScriptOnlySource(str(why))
-        )
-        return func
+        kinds = {iv.var: iv.kind for b in parser.blocks for iv in b.iter_vars}
+        attr_items = tuple(sorted(attrs.items()))
+        return PrimFunc(params, body, name, attr_items, ScriptOnlySource(str(why), kinds))
     except AnsorLabError as err:
         raise source.error(fn, f"function {fn.name!r}: {err}") from None
     from ..schedule.create import create_prim_func  # noqa: PLC0415 - heavy, and above script

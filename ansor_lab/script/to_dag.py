@@ -11,7 +11,7 @@ written, and ``tir.Schedule`` says why it cannot schedule it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..dsl import expr as E, intrin
 from ..dsl.tensor import Tensor, compute, placeholder, reduce_axis
@@ -25,9 +25,13 @@ class NotPlain(Exception):
 
 @dataclass(frozen=True)
 class ScriptOnlySource:
-    """``PrimFunc.source`` of a parsed function that only builds (see the module doc)."""
+    """``PrimFunc.source`` of a parsed loop program: why it is not plain computes, and the
+    kind ("S"/"R") of every block iteration variable (tir.Schedule's loop primitives check
+    their legality with it)."""
 
     reason: str
+    iter_kinds: dict = field(default_factory=dict, compare=False)
+    loop_program: bool = True
 
 
 def _peel(body: N.Stmt) -> tuple[list, list]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from script_corpus import HAND_FUSED
 
 import ansor_lab as tvm
 from ansor_lab import te
@@ -91,47 +92,6 @@ def main(A: T.Buffer((32, 16), "float32"), S: T.Buffer((32,), "float32")):
     tvm.ir.assert_structural_equal(parsed, te.create_prim_func([A, S]))
 
 
-HAND_FUSED = """
-from tvm.script import ir as I
-from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-  @T.prim_func
-  def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 32), "float32"),
-           E: T.Buffer((32, 48), "float32"), F: T.Buffer((32, 48), "float32")):
-    T.func_attr({"tir.noalias": T.bool(True)})
-    # with T.block("root"):
-    C = T.alloc_buffer((32, 32))
-    D = T.alloc_buffer((32, 32))
-    for m_0_m in T.grid(4):
-      for l_0_m in T.grid(4):
-        for rk_0, m_1, rk_1, l_1 in T.grid(8, 8, 8, 8):
-          with T.block("C"):
-            v_m = T.axis.spatial(32, m_0_m * 8 + m_1)
-            v_l = T.axis.spatial(32, l_0_m * 8 + l_1)
-            v_rk = T.axis.reduce(64, rk_0 * 8 + rk_1)
-            T.reads(A[v_m, v_rk], B[v_rk, v_l])
-            T.writes(C[v_m, v_l])
-            with T.init():
-              C[v_m, v_l] = T.float32(0.0)
-            C[v_m, v_l] = C[v_m, v_l] + A[v_m, v_rk] * B[v_rk, v_l]
-        for m_1, l_1 in T.grid(8, 8):
-          with T.block("D"):
-            v_m = T.axis.spatial(32, m_0_m * 8 + m_1)
-            v_l = T.axis.spatial(32, l_0_m * 8 + l_1)
-            D[v_m, v_l] = T.exp(C[v_m, v_l])
-      for n_0, rl_0, m_1, rl_1, n_1 in T.grid(6, 4, 8, 8, 8):
-        with T.block("F"):
-          v_m = T.axis.spatial(32, m_0_m * 8 + m_1)
-          v_n = T.axis.spatial(48, n_0 * 8 + n_1)
-          v_rl = T.axis.reduce(32, rl_0 * 8 + rl_1)
-          with T.init():
-            F[v_m, v_n] = T.float32(0.0)
-          F[v_m, v_n] = F[v_m, v_n] + D[v_m, v_rl] * E[v_rl, v_n]
-"""
-
-
 def test_hand_fused_module_builds_as_written_and_times_by_default_name():
     mod = from_source(HAND_FUSED)
     rng = np.random.default_rng(0)
@@ -144,8 +104,8 @@ def test_hand_fused_module_builds_as_written_and_times_by_default_name():
     np.testing.assert_allclose(f, np.exp(a @ b) @ e, rtol=1e-4, atol=1e-4)
     timer = lib.time_evaluator("__tvm_main__", tvm.cpu(), number=1, repeat=1)
     assert timer(a, b, e, f).mean > 0
-    with pytest.raises(ScheduleError, match="hand-fused|own loop nest"):
-        tvm.tir.Schedule(mod)
+    with pytest.raises(ScheduleError, match="own loop nest"):
+        tvm.tir.Schedule(mod).compute_at  # noqa: B018 - loop primitives only
 
 
 def test_legacy_flat_buffers_and_lets_as_tvm_lower_prints_them():
