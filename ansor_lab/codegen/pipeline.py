@@ -35,6 +35,7 @@ from typing import Any
 
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
+from ..ir.inline_lets import inline_index_lets
 from ..ir.passes import unroll_by_pragma
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
@@ -63,6 +64,7 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     tgt: Target = as_target(target)
     verify(func, tgt.kind)
     check_bounds(func)
+    func = inline_index_lets(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = keep_unread_results(func)
