@@ -48,3 +48,18 @@ def test_tensorize_and_other_devices_explain():
     b = np.empty(4, "float32")
     tvm.build(sch.mod)(np.arange(4, dtype="float32"), b)
     assert b.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_merge_and_store_predicate_explain():
+    from ansor_lab import te
+    from ansor_lab.errors import ScheduleError
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(OutOfScopeError, match="compute_at"):
+        sch.merge(i, i)
+    s = te.create_schedule(B.op)
+    with pytest.raises(ScheduleError, match="te.if_then_else"):
+        s[B].set_store_predicate(B.op.axis[0] < 2)

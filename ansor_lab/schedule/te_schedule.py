@@ -474,6 +474,14 @@ class Stage:
             axis = names.index(axis.var.name)
         self.schedule.engine.storage_align(self.block_rv, 0, int(axis), factor, offset)
 
+    def set_store_predicate(self, predicate: Any) -> None:
+        """Not provided: a stage stores every element it computes."""
+        raise ScheduleError(
+            "Stage.set_store_predicate is not supported: every stage here stores all the "
+            "elements of its region. Guard the value instead (te.if_then_else(cond, value, "
+            "old)), or split with a factor that divides the extent so no guard is needed"
+        )
+
     def set_scope(self, scope: str) -> None:
         """Change the storage scope of this stage's buffer.
 

@@ -65,10 +65,11 @@ READ_ONLY = {
         "show",
         # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
         "blockize",
+        "merge",
         "tensorize",
     },
     te_schedule.Schedule: set(),
-    te_schedule.Stage: {"loop"},
+    te_schedule.Stage: {"loop", "set_store_predicate"},  # the latter raises
 }
 
 
