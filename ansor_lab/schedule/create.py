@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
+from . import block_script  # noqa: F401 - registers the block-form printer
 from .ignored import warn_ignored
 from .lower import lower_state
 from .state import State
@@ -17,6 +18,9 @@ class PrimFuncSource:
     """What a PrimFunc was created from: its argument tensors (outputs last)."""
 
     args: tuple
+    #: the body create_prim_func lowered (the function prints in block form while its body
+    #: is this one; schedules' modules share the source but not the body)
+    body: object = field(default=None, compare=False)
 
     def outputs(self) -> list[Tensor]:
         """The args no other arg is computed from (the computed tensors)."""
@@ -63,4 +67,5 @@ def create_prim_func(
         raise LoweringError("create_prim_func needs at least one computed tensor in the list")
     state = State.create(outputs, args)
     func = lower_state(state, args, name)
+    src = PrimFuncSource(tuple(args), func.body)
     return N.PrimFunc(func.params, func.body, name, func.attrs, src)

@@ -95,6 +95,8 @@ class FunctionParser(ExprParser):
                 return scope[name]
         if name in self.env and isinstance(self.env[name], (int, float, bool, str)):
             return self.env[name]
+        if name in ("inf", "nan"):  # how our printer writes T.float32(-inf)
+            return float(name)
         raise self.source.error(node, f"name {name!r} is not defined in this function")
 
     def is_namespace(self, node: ast.AST, *names: str) -> bool:
@@ -122,6 +124,7 @@ class FunctionParser(ExprParser):
         shape = kwargs.pop("shape", args[0] if args else None)
         dtype = kwargs.pop("dtype", args[1] if len(args) > 1 else "float32")
         scope = kwargs.pop("scope", args[2] if len(args) > 2 else scope)
+        strides = tuple(int(getattr(x, "value", x)) for x in kwargs.pop("strides", ()) or ())
         if isinstance(shape, (int, E.IntImm)):
             shape = (shape,)
         dims = []
@@ -138,7 +141,7 @@ class FunctionParser(ExprParser):
         if not dims:
             raise self.source.error(node, f"buffer {name!r} needs a shape, e.g. (128, 128)")
         try:
-            return N.Buffer(name, tuple(dims), str(dtype), str(scope))
+            return N.Buffer(name, tuple(dims), str(dtype), str(scope), strides)
         except Exception as err:
             raise self.source.error(node, str(err)) from None
 
@@ -387,8 +390,9 @@ class FunctionParser(ExprParser):
                 raise self.source.error(
                     node, f"T.grid has {len(args)} extents for {len(targets)} names"
                 )
-            specs = [(t, 0, a, "serial", "") for t, a in zip(targets, args)]
+            specs = [(t, 0, a, "serial", "", ()) for t, a in zip(targets, args)]
         elif name in _LOOP_KINDS:
+            annotations = kwargs.pop("annotations", None) or {}
             thread = kwargs.pop("thread", "")
             if (
                 name == "thread_binding"
@@ -409,6 +413,7 @@ class FunctionParser(ExprParser):
                     hi - lo,
                     _LOOP_KINDS[name],
                     thread,
+                    tuple(sorted(annotations.items())),
                 )
             ]
         else:
@@ -420,7 +425,7 @@ class FunctionParser(ExprParser):
         self.scopes.append({})
         try:
             loop_vars = []
-            for target, lo, extent, kind, tag in specs:
+            for target, lo, extent, kind, tag, _ in specs:
                 var = E.Var(target.id)
                 self.bind(target.id, var)
                 loop_vars.append((var, lo, extent, kind, tag))
@@ -429,8 +434,8 @@ class FunctionParser(ExprParser):
         finally:
             self.scopes.pop()
             del self.loop_stack[len(self.loop_stack) - len(specs) :]
-        for var, lo, extent, kind, tag in reversed(loop_vars):
-            body = N.For(var, E.as_expr(lo), E.as_expr(extent), kind, body, tag)
+        for (var, lo, extent, kind, tag), spec in reversed(list(zip(loop_vars, specs))):
+            body = N.For(var, E.as_expr(lo), E.as_expr(extent), kind, body, tag, spec[5])
         return body
 
     def _s_With(self, node: ast.With) -> N.Stmt:
