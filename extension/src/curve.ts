@@ -21,8 +21,9 @@ function ticks(max: number, n = 5): number[] {
   const mag = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw) ?? raw;
   const out: number[] = [];
-  for (let v = 0; v <= max + 1e-9; v += step) {
-    out.push(+v.toPrecision(6));
+  // up to the first tick at or above max, so the highest point stays inside the chart
+  for (let k = 0; k <= Math.ceil(max / step - 1e-9); k++) {
+    out.push(+(k * step).toPrecision(6));
   }
   return out;
 }
@@ -53,7 +54,7 @@ export function curveChart(
     label.textContent = fmtNum(v, 3);
     chart.appendChild(label);
   }
-  for (const t of ticks(maxTrial, 6).filter(t => t >= 1)) {
+  for (const t of [1, ...ticks(maxTrial, 6)].filter((t, i, a) => t >= 1 && t <= maxTrial && Number.isInteger(t) && a.indexOf(t) === i)) {
     const label = svg('text', { x: x(t), y: H - PAD.bottom + 14, 'text-anchor': 'middle', class: 'al-tick' });
     label.textContent = String(t);
     chart.appendChild(label);

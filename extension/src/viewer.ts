@@ -20,9 +20,9 @@ export function recordDetail(rec: IRecord, python?: string): HTMLElement {
   const box = el('div', 'al-record');
   box.appendChild(
     caption('al-caption', [
-      `Record #${rec.index}`,
-      `trial ${rec.trial} of its workload`,
-      `line ${rec.line}`
+      rec.line ? `Record #${rec.index}` : 'Record',
+      rec.trial ? `trial ${rec.trial} of its workload` : '',
+      rec.line ? `line ${rec.line}` : ''
     ])
   );
   const rows: [string, string][] = [
