@@ -57,10 +57,19 @@ export function pyValue(v: unknown, depth = 0): string {
   }
 }
 
-/** A method name safe to print (an unknown kind in a hostile log prints as text anyway). */
-function methodOf(kind: string): IKind {
-  const known = Object.prototype.hasOwnProperty.call(TABLE, kind) ? TABLE[kind] : undefined;
-  return known ?? { method: kind, varargs: null, sampling: false, outputs: 'list' };
+/**
+ * How a kind prints. A kind declared after this bundle was built prints by guess (its
+ * name in snake_case, a decision when it has one); a hostile kind prints as text anyway.
+ */
+function methodOf(kind: string, decision: unknown = null, outputs = 0): IKind {
+  if (Object.prototype.hasOwnProperty.call(TABLE, kind)) {
+    return TABLE[kind];
+  }
+  const method = /^[A-Za-z]\w*$/.test(kind)
+    ? kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()
+    : kind;
+  const sampling = decision !== null && decision !== undefined;
+  return { method, varargs: null, sampling, outputs: outputs > 1 ? 'list' : 'one' };
 }
 
 /** One instruction as a Python statement. */
@@ -69,7 +78,7 @@ export function instPython(inst: unknown): string {
     return `# unreadable instruction: ${pyValue(inst)}`;
   }
   const [kind, args, outs, decision] = inst;
-  const decl = methodOf(String(kind));
+  const decl = methodOf(String(kind), decision, Array.isArray(outs) ? outs.length : 0);
   const parts: string[] = [];
   for (const arg of Array.isArray(args) ? args : []) {
     if (!Array.isArray(arg) || arg.length !== 2) {
@@ -115,6 +124,6 @@ export function tracePython(trace: unknown): string {
 /** How many instructions of the trace draw a decision. */
 export function samplingCount(trace: unknown): number {
   return traceInsts(trace).filter(
-    i => Array.isArray(i) && methodOf(String(i[0])).sampling
+    i => Array.isArray(i) && methodOf(String(i[0]), i[3]).sampling
   ).length;
 }

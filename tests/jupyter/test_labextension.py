@@ -71,10 +71,15 @@ def test_bundle_declares_both_entry_points_and_its_files_exist():
 
 
 def test_printing_table_matches_the_instruction_declarations():
+    """Every kind the bundle knows prints as its declaration says; a kind declared later
+    prints by the bundle's guess (snake_case name) until the table is regenerated."""
     committed = json.loads((EXT / "src" / "kinds.json").read_text())
-    assert committed == labext.instruction_table(), (
-        "extension/src/kinds.json is stale: write labext.instruction_table() to it "
-        f"(json.dumps(..., indent=1, sort_keys=True)) and rebuild: {REBUILD}"
+    declared = labext.instruction_table()
+    stale = sorted(k for k, v in committed.items() if declared.get(k) != v)
+    assert not stale, (
+        f"extension/src/kinds.json disagrees with the declarations of {stale}: write "
+        "labext.instruction_table() to it (json.dumps(..., indent=1, sort_keys=True)) and "
+        f"rebuild: {REBUILD}"
     )
     assert committed["Split"] == {
         "method": "split",
@@ -82,6 +87,7 @@ def test_printing_table_matches_the_instruction_declarations():
         "sampling": False,
         "outputs": "list",
     }
+    assert {"Split", "Fuse", "SamplePerfectTile", "GetLoops", "Annotate"} <= set(committed)
 
 
 def test_packaging_maps_the_bundle_to_share_and_never_needs_node_when_it_exists():
