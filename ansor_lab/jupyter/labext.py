@@ -7,6 +7,10 @@ writes ``source-digest.json``: the SHA-256 of the sources it was built from, com
 ``source_digest`` (and by ``extension/scripts/digest.mjs`` the same way); a test compares
 the two, so a source edited without a rebuild fails. The extension prints a trace stored
 in a log with the table ``instruction_table()`` (committed as ``src/kinds.json``).
+
+Wheels and editable installs copy the bundle to ``share/jupyter/labextensions/ansor-lab``
+(hatchling shared-data); after rebuilding it, reinstall, or link the checkout's bundle
+instead with ``jupyter labextension develop --overwrite .``.
 """
 
 from __future__ import annotations
