@@ -38,6 +38,12 @@ _LAZY = {
     "records_table": "display",
     "RecordsTable": "display",
     "load_ipython_extension": "extension",
+    # the JupyterLab extension's MIME types (mime.py)
+    "RecordDisplay": "mime",
+    "TRACE_MIME": "mime",
+    "LOWERED_MIME": "mime",
+    "SOURCE_MIME": "mime",
+    "RECORD_MIME": "mime",
     "unload_ipython_extension": "extension",
     # the live tuning widget (start it with auto_scheduler.tune_widget; the submodule
     # ansor_lab.jupyter.tune_widget shadows a same-named function here)
