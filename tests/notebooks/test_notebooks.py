@@ -17,31 +17,14 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
-kernelspec = pytest.importorskip("ipykernel.kernelspec")
+pytest.importorskip("ipykernel")
 
 import ansor_lab  # noqa: E402
 from ansor_lab.search.features import FEATURE_NAMES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-KERNEL = f"ansor-lab-test-{os.getpid()}"
 CELL_TIMEOUT_S = 600
-
-
-@pytest.fixture(scope="module")
-def kernel_name(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A kernelspec running ``sys.executable`` that sees the same ansor_lab as these tests."""
-    prefix = tmp_path_factory.mktemp("jupyter")
-    kernelspec.install(kernel_name=KERNEL, display_name=KERNEL, prefix=str(prefix))
-    package_root = str(Path(ansor_lab.__file__).resolve().parents[1])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
-        mp.setenv(
-            "PYTHONPATH",
-            os.pathsep.join([package_root, *filter(None, [os.environ.get("PYTHONPATH")])]),
-        )
-        mp.setenv("OMP_NUM_THREADS", "1")  # tests run two at a time on small machines
-        yield KERNEL
 
 
 def execute(nb: nbformat.NotebookNode, kernel: str, cwd: Path) -> nbformat.NotebookNode:
