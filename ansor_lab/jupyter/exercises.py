@@ -139,7 +139,9 @@ def check_schedule(
                 seconds=seconds,
                 max_error=err_max,
             )
-        timing += f", {faster_than / seconds:.1f}x faster than the {faster_than * 1e3:.3f} ms to beat"
+        timing += (
+            f", {faster_than / seconds:.1f}x faster than the {faster_than * 1e3:.3f} ms to beat"
+        )
     return ExerciseResult(
         title, True, f"matches numpy (max abs error {err_max:.2g}), {timing}", seconds, err_max
     )

@@ -51,9 +51,7 @@ def test_every_notebook_has_a_checked_exercise() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "path", [p for p in NOTEBOOKS if exercise_cells(p)], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if exercise_cells(p)], ids=lambda p: p.name)
 def test_checker_accepts_right_and_rejects_wrong(path: Path, kernel_name: str) -> None:
     cells = exercise_cells(path)
     run = []
