@@ -7,10 +7,8 @@ against some other ``python3`` kernel found on the machine.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
