@@ -141,13 +141,19 @@ def hierarchy_figure(points: list[BandwidthPoint], levels: list[CacheLevel] = ()
             hovertemplate="%{text}: %{y:.1f} GB/s<extra></extra>",
         )
     )
+    biggest = max((p.nbytes for p in points), default=0)
     for level in levels:
-        fig.add_vline(
-            x=level.nbytes,
-            line_dash="dash",
-            line_color="gray",
-            annotation_text=f"{level.name} {_fmt_bytes(level.nbytes)}",
-            annotation_position="top",
+        if level.nbytes > 2 * biggest:
+            continue  # a cache larger than every buffer measured: no step to see
+        fig.add_vline(x=level.nbytes, line_dash="dash", line_color="gray")
+        # annotations on a log axis take the exponent as x
+        fig.add_annotation(
+            x=math.log10(level.nbytes),
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
+            text=f"{level.name} {_fmt_bytes(level.nbytes)}",
+            showarrow=False,
         )
     fig.update_layout(
         title="the memory hierarchy: reading a buffer again and again, one core",

@@ -37,7 +37,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: notebook -> snippets of the code cells whose output is its key picture
 KEY_PICTURES = {
-    "00_why_scheduling.ipynb": ["hierarchy_figure(points, levels)", "hierarchical_roofline_figure("],
+    "00_why_scheduling.ipynb": [
+        "hierarchy_figure(points, levels)",
+        "hierarchical_roofline_figure(",
+    ],
     "01_tensor_expressions.ipynb": ["show(dag)"],
     "02_manual_scheduling.ipynb": ["GFLOPS per step (higher is better)"],
     "03_auto_scheduling.ipynb": ["the search curve (GFLOPS"],
@@ -91,9 +94,7 @@ def shut_down_kernels(url: str, token: str) -> None:
     with urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=10) as r:
         kernels = json.load(r)
     for k in kernels:
-        req = urllib.request.Request(
-            f"{url}/api/kernels/{k['id']}?token={token}", method="DELETE"
-        )
+        req = urllib.request.Request(f"{url}/api/kernels/{k['id']}?token={token}", method="DELETE")
         urllib.request.urlopen(req, timeout=30).close()
 
 
