@@ -4,8 +4,8 @@ A fresh venv is built from ``binder/`` only (``requirements.txt``, then ``postBu
 the repository root, as repo2docker does), with runtime.txt's Python when this machine has
 it (else the current one; the test prints which). pip's cache is used for the
 requirements, so a second build costs seconds. Every notebook then runs in that venv under
-``taskset -c 0`` (one core) and the test prints a table: notebook, seconds on one core,
-wall seconds, peak MB.
+``taskset -c 0`` (one core), its content is checked as test_notebooks.py checks it, and
+the test prints a table: notebook, seconds on one core, wall seconds, peak MB.
 
 Time: "seconds on one core" is the CPU time (user + system) of the notebook's whole process
 tree (``getrusage(RUSAGE_CHILDREN)``, which counts the kernel and the tuner's workers once
@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_notebooks import CHECKS, nbformat, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -197,6 +198,12 @@ def test_every_notebook_runs_in_binder_limits(binder_python: Path) -> None:
         rows.append((nb.name, cpu, wall, peak / 2**20))
         if code != 0:
             failures.append(f"{nb.name}: exit {code}\n{err}")
+        else:  # what the notebook teaches, read from the copy executed in the Binder venv
+            try:
+                check = CHECKS.get(nb.name, lambda _: None)
+                check(text_of(nbformat.read(out / nb.name, as_version=4)))
+            except AssertionError as e:
+                failures.append(f"{nb.name}: content check failed in the Binder venv: {e}")
         if cpu > LIMIT_S:
             failures.append(f"{nb.name}: {cpu:.0f} s of one core, over {LIMIT_S:.0f} s")
         if peak > LIMIT_BYTES:
