@@ -30,6 +30,18 @@ _LAZY = {
     "visit_order": "iteration",
     "iteration_order": "iteration",
     "iteration_order_svg": "iteration",
+    # checked exercises of the course
+    "ExerciseResult": "exercises",
+    "check_schedule": "exercises",
+    "check_value": "exercises",
+    # the memory hierarchy, measured live
+    "BandwidthPoint": "hierarchy",
+    "CacheLevel": "hierarchy",
+    "cache_levels": "hierarchy",
+    "stream_bandwidth": "hierarchy",
+    "level_bandwidths": "hierarchy",
+    "hierarchy_figure": "hierarchy",
+    "hierarchical_roofline_figure": "hierarchy",
     # rich displays and helpers (display.py); the IPython extension (extension.py)
     "show": "display",
     "mimebundle": "display",
