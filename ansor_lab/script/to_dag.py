@@ -130,12 +130,12 @@ class _Converter:
         ):
             raise NotPlain(f"block {info.name!r} does not write {out.name!r} at its own axes")
         value = store.value
-        raxes = {iv.var: reduce_axis((0, iv.extent), _axis_name(iv.var)) for iv in reduce}
+        raxes = {iv.var: reduce_axis((0, iv.extent), _axis_name(iv)) for iv in reduce}
         if reduce:
             value = self._reduction(info, store, raxes)
         elif out in _reads(value):
             raise NotPlain(f"block {info.name!r} reads the buffer it writes")
-        names = [_axis_name(iv.var) for iv in spatial]
+        names = [_axis_name(iv) for iv in spatial]
 
         def fcompute(*axis_vars: E.Var) -> E.PrimExpr:
             mapping = dict(zip((iv.var for iv in spatial), axis_vars))
@@ -194,9 +194,11 @@ class _Converter:
         return args
 
 
-def _axis_name(var: E.Var) -> str:
-    """The axis behind block variable ``v_i`` is ``i`` (TVM's printer names them so)."""
-    return var.name[2:] if var.name.startswith("v_") and len(var.name) > 2 else var.name
+def _axis_name(iv: object) -> str:
+    """The axis takes the name of the loop the block variable is bound to (``i`` for
+    ``vi = T.axis.spatial(8, i)``), so scheduled loops are named as in TVM (``i_0``)."""
+    binding = iv.binding
+    return binding.name if isinstance(binding, E.Var) else iv.var.name
 
 
 def _signature(names: list):

@@ -52,7 +52,7 @@ def test_ir_module_class_parses_schedules_and_builds():
     a, b, c = _rand(64, 48), _rand(48, 32), np.empty((64, 32), "float32")
     tvm.build(sch.mod, target="llvm")(a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-5)
-    assert "vj_0 * 4 + vj_1" in sch.mod.script()
+    assert "j_0 * 4 + j_1" in sch.mod.script()  # loops named after the script's loops
 
 
 def test_prim_func_with_match_buffer_and_intrinsics():
