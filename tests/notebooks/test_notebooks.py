@@ -169,7 +169,21 @@ def check_08(text: str) -> None:
     assert "Exercise 1 (a conv by hand): not yet: no answer yet" in text
 
 
+def check_06(text: str) -> None:
+    """06_tensorir: TVMScript parsed and built, five correct steps, the trace replays, the
+    stochastic search and tune_tir, the hand-fused module and its refused parallel loop."""
+    assert "as written:" in text and "equal to numpy" in text
+    assert text.count("(correct)") == 5
+    assert "replayed: the same program" in text
+    assert re.search(r"j split as\s+\d+ x \d+\s*:\s+[0-9.]+ ms", text)
+    assert "sample_perfect_tile(loop=" in text and "decision=" in text
+    assert re.search(r"best of the automatic space\s*:\s+[0-9.]+ ms", text)
+    assert "hand-fused:" in text and "refused: parallel: under loop m_0" in text
+    assert "Exercise 1 (a faster mm_relu): not yet: no answer yet" in text
+
+
 CHECKS = {
+    "06_tensorir.ipynb": check_06,
     "00_why_scheduling.ipynb": check_00,
     "07_gemm_story.ipynb": check_07,
     "08_tuning_a_network.ipynb": check_08,
