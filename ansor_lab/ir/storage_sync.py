@@ -3,8 +3,9 @@
 TVM's ``storage_sync`` pass is the model. Inside each kernel the statements are walked in
 program order, keeping the shared-memory accesses made since the last barrier. A new
 access that conflicts with one of them (a read after another thread's write, a write
-after another thread's read; two writes are not ordered by barriers, as in TVM) gets a barrier just before the statement holding
-it, at the innermost level where every thread of the block runs the same statements:
+after another thread's read; two writes are not ordered by barriers, as in TVM) gets a
+barrier just before the statement holding it, at the innermost level where every
+thread of the block runs the same statements:
 
 - a barrier is never put inside a region some threads skip (an ``if`` on a thread
   index, a thread loop shorter than its launch extent, a vectorized loop): the whole

@@ -14,7 +14,6 @@ from ..dsl import expr as E
 from ..ir.simplify import Analyzer, linear_form
 from .state import Split, Stage
 
-
 #: storage rank of a buffer scope and thread rank of a tag, as TVM's ``NeedRelax`` compares
 #: them: a buffer is shared by every loop bound to a tag of rank >= its own (a "shared"
 #: tile by all threads of a block, a "global" one by every block too); "local" by none
