@@ -301,3 +301,23 @@ def test_no_barrier_inside_a_thread_guard():
     )
     out = body_of(insert_barriers(kernel(guarded)))
     assert not any(gpu.is_barrier(x) for x in out)  # a divergent barrier would deadlock
+
+
+def test_storage_align_vectorize_unroll_inside_threads():
+    s, args = matmul_schedule(32, 16, 4, 4)
+    # the stages are found by their tensors' names, as the TVM tutorials hold them
+    stages = {st.op.name: st for st in s.stages}
+    AA, CL = stages["A_shared"], stages["C_local"]
+    AA.storage_align(AA.op.axis[0], 8, 1)  # pad the rows: 4 -> stride 9 (bank conflicts)
+    AA.vectorize(AA.leaf_iter_vars[-1])
+    CL.unroll(CL.leaf_iter_vars[-1])
+    f = tvm.lower(s, args)["main"]
+    text = str(f)
+    assert allocs(f)["A_shared"].padded_strides == (9, 1)
+    assert "T.vectorized(" in text and "T.unroll(" in text
+    assert text.count('T.tvm_storage_sync("shared")') == 2
+    rng = np.random.default_rng(4)
+    a, b = rng.random((32, 32), "float32"), rng.random((32, 32), "float32")
+    c = np.zeros((32, 32), "float32")
+    run_gpu(f, [a, b, c])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
