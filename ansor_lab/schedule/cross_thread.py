@@ -34,6 +34,9 @@ from ..ir import gpu, nodes as N
 from .loop_kinds import REDUCE, ThreadBinding
 from .state import Stage
 
+#: Block annotation naming the loops (variables) of a cross-thread reduction
+CROSS_THREAD_KEY = "cross_thread_reduction"
+
 
 def thread_reduce_leaves(stage: Stage) -> list[str]:
     """The reduction loops of ``stage`` bound to threadIdx."""
@@ -157,7 +160,8 @@ def emit_cross_thread(lw, stage: Stage) -> N.Stmt:
         if info.alloc_at == lp:
             inner = N.Allocate(info.buffer, inner)
         stmt = lw.loop(stage, lp, inner)
-    return N.Block(stage.name, stmt, (("cross_thread_reduction", ",".join(red_threads)),))
+    names = ",".join(info.leaf_vars[lp].name for lp in red_threads)
+    return N.Block(stage.name, stmt, ((CROSS_THREAD_KEY, names),))
 
 
 def _and(conds: list) -> E.PrimExpr:

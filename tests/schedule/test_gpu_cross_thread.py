@@ -9,7 +9,7 @@ import pytest
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.codegen.gpu_verify import check_gpu_program
-from ansor_lab.errors import ScheduleError
+from ansor_lab.errors import GPUScheduleError, ScheduleError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gpu_interp import run_gpu  # noqa: E402
@@ -156,3 +156,33 @@ def test_store_predicate_other_than_thread_zero_is_refused():
     tx = te.thread_axis("threadIdx.x")
     with pytest.raises(ScheduleError, match="set_store_predicate.*bind the reduction loop"):
         s[B].set_store_predicate(tx.var.equal(0))
+
+
+def test_cross_thread_reduction_on_fewer_threads_than_launched():
+    # the reduction over 8 threads, an elementwise stage of the same kernel over 16
+    n = 2
+    A = te.placeholder((n, 16), name="A")
+    k = te.reduce_axis((0, 16), name="k")
+    R = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    B = te.compute((n, 16), lambda i, j: A[i, j] - R[i], name="B")
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[B].bind(B.op.axis[1], te.thread_axis("threadIdx.x"))
+    _, ki = s[R].split(R.op.reduce_axis[0], factor=8)
+    s[R].bind(ki, te.thread_axis("threadIdx.x"))
+    s[R].compute_at(s[B], B.op.axis[0])
+    f = tvm.lower(s, [A, B])["main"]
+    with pytest.raises(GPUScheduleError, match=r"runs on 8 of the 16 threadIdx.x.*Split"):
+        check_gpu_program(f, "cuda")
+    # with the reduction over all 16 threads it runs, and B reads R after a barrier
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[B].bind(B.op.axis[1], te.thread_axis("threadIdx.x"))
+    s[R].bind(R.op.reduce_axis[0], te.thread_axis("threadIdx.x"))
+    s[R].compute_at(s[B], B.op.axis[0])
+    f = tvm.lower(s, [A, B])["main"]
+    check_gpu_program(f, "cuda")
+    a = np.random.default_rng(5).random((n, 16), "float32")
+    b = np.zeros_like(a)
+    run_gpu(f, [a, b])
+    np.testing.assert_allclose(b, a - a.sum(1, keepdims=True), rtol=1e-5)
