@@ -321,3 +321,25 @@ def test_storage_align_vectorize_unroll_inside_threads():
     c = np.zeros((32, 32), "float32")
     run_gpu(f, [a, b, c])
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_bind_after_compute_at_refreshes_the_shared_region():
+    # block style, bind last: the shared tile's displayed loops grow to the block's
+    n = 64
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, kk = sch.get_loops(blk)
+    bi, ti = sch.split(i, [None, 16])
+    ko, ki = sch.split(kk, [None, 4])
+    sch.reorder(bi, ti, ko, ki, j)
+    AA = sch.cache_read(blk, 0, "shared")
+    sch.compute_at(AA, ko)
+    assert [sch.get(lp).extent for lp in sch.get_loops(AA)[-2:]] == [1, 4]
+    sch.bind(bi, "blockIdx.x")
+    sch.bind(ti, "threadIdx.x")
+    assert [sch.get(lp).extent for lp in sch.get_loops(AA)[-2:]] == [16, 4]
+    assert allocs(sch.mod["main"])["A_shared"].shape == (16, 4)
