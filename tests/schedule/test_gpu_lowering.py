@@ -343,3 +343,16 @@ def test_bind_after_compute_at_refreshes_the_shared_region():
     sch.bind(ti, "threadIdx.x")
     assert [sch.get(lp).extent for lp in sch.get_loops(AA)[-2:]] == [16, 4]
     assert allocs(sch.mod["main"])["A_shared"].shape == (16, 4)
+
+
+def test_accesses_after_a_barrier_in_a_branch_stay_pending():
+    # if (uniform): S[tx] = ..; SYNC; S[tx] = ..   then G = S[tx + 1]: the write after the
+    # branch's barrier still needs one before the read
+    cond = E.EQ(E.Var("bx"), E.IntImm(0))
+    branch = N.IfThenElse(
+        cond,
+        N.seq(store(S, tx_var, E.FloatImm(1.0)), gpu.barrier(), store(S, tx_var, E.FloatImm(2.0))),
+    )
+    read = store(G, tx_var, load(S, E.FloorMod(add(tx_var, E.IntImm(1)), E.IntImm(64), "int32")))
+    out = body_of(insert_barriers(kernel(branch, read)))
+    assert [gpu.is_barrier(x) for x in out] == [False, True, False]
