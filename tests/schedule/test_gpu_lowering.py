@@ -356,3 +356,38 @@ def test_accesses_after_a_barrier_in_a_branch_stay_pending():
     read = store(G, tx_var, load(S, E.FloorMod(add(tx_var, E.IntImm(1)), E.IntImm(64), "int32")))
     out = body_of(insert_barriers(kernel(branch, read)))
     assert [gpu.is_barrier(x) for x in out] == [False, True, False]
+
+
+def test_block_style_cooperative_fetch_runs_right():
+    n = 32
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, kk = sch.get_loops(blk)
+    bi, ti, ii = sch.split(i, [None, 4, 4])
+    bj, tj, jj = sch.split(j, [None, 4, 4])
+    ko, ki = sch.split(kk, [None, 4])
+    sch.reorder(bi, bj, ti, tj, ko, ki, ii, jj)
+    sch.bind(bi, "blockIdx.x")
+    sch.bind(bj, "blockIdx.y")
+    sch.bind(ti, "threadIdx.y")
+    sch.bind(tj, "threadIdx.x")
+    for index in (0, 1):
+        cache = sch.cache_read(blk, index, "shared")
+        sch.compute_at(cache, ko)
+        fused = sch.fuse(*sch.get_loops(cache)[-2:])  # 16 x 4 (or 4 x 16) = 64 elements
+        ty, tx, _ = sch.split(fused, [4, 4, None])
+        sch.bind(ty, "threadIdx.y")
+        sch.bind(tx, "threadIdx.x")
+    f = sch.mod["main"]
+    bufs = allocs(f)
+    assert bufs["A_shared"].shape == (16, 4) and bufs["B_shared"].shape == (4, 16)
+    assert str(f).count('T.tvm_storage_sync("shared")') == 2
+    rng = np.random.default_rng(6)
+    a, b = rng.random((n, n), "float32"), rng.random((n, n), "float32")
+    c = np.zeros((n, n), "float32")
+    run_gpu(f, [a, b, c])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
