@@ -37,9 +37,11 @@ from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.inline_lets import inline_index_lets
 from ..ir.passes import unroll_by_pragma
+from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
+from .gpu_verify import check_gpu_program
 from .kept_results import keep_unread_results
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
@@ -65,6 +67,10 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     verify(func, tgt.kind)
     check_bounds(func)
     func = inline_index_lets(func)
+    if tgt.kind == "cuda":
+        # idempotent on what lowering made; puts the barriers into hand-written kernels
+        func = insert_barriers(func)
+        check_gpu_program(func, tgt)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = keep_unread_results(func)
