@@ -117,3 +117,8 @@ class MeasureError(AnsorLabError, RuntimeError):
 
 class GPUScheduleError(ScheduleError):
     """A schedule a GPU cannot run as written (unbound stage, thread limits, shared memory)."""
+
+
+class GPUUnavailableError(AnsorLabError, RuntimeError):
+    """A step needs a CUDA GPU (and pycuda) and this machine has none usable; the message
+    names what runs without one (``mod.emulate(...)``, ``auto_scheduler.EmulatedRunner()``)."""

@@ -313,16 +313,20 @@ class _KernelEmitter(ExprPrinter):
         """One vectorized loop as vector loads and one vector store."""
         self.open("")  # a block: the vector temporaries are local to it
         vt, lanes = plan.vtype, plan.lanes
-        self.names[plan.var] = "0"
         self.nonneg.add(plan.var)
+        first = {plan.var: E.IntImm(0, plan.var.dtype)}
+
+        def pointer(buf: N.Buffer, indices: tuple) -> str:
+            at = tuple(E.substitute(i, first) for i in indices)  # the address of lane 0
+            return f"{self.buffer_name(buf)} + {self.offset(buf, at)}"
+
         temps = {}
         for load, placeholder in plan.loads:
             name = self.scopes.fresh(placeholder.name)
-            ptr = f"{self.buffer_name(load.buffer)} + {self.offset(load.buffer, load.indices)}"
-            self.line(f"{vt} {name} = *({vt}*)({ptr});")
+            self.line(f"{vt} {name} = *({vt}*)({pointer(load.buffer, load.indices)});")
             temps[placeholder] = name
         st = plan.store
-        ptr = f"{self.buffer_name(st.buffer)} + {self.offset(st.buffer, st.indices)}"
+        ptr = pointer(st.buffer, st.indices)
         if len(plan.loads) == 1 and plan.value is plan.loads[0][1]:
             value = temps[plan.value]
         else:

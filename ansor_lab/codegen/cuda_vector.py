@@ -43,20 +43,60 @@ class VectorLoop:
     value: E.PrimExpr  # the stored value, vector reads replaced by their placeholders
 
 
+def divisible(e: E.PrimExpr, lanes: int) -> bool:
+    """True when the integer ``e`` is provably a multiple of ``lanes``."""
+    if isinstance(e, E.IntImm):
+        return e.value % lanes == 0
+    if isinstance(e, (E.Add, E.Sub)):
+        return divisible(e.a, lanes) and divisible(e.b, lanes)
+    if isinstance(e, E.Mul):
+        return divisible(e.a, lanes) or divisible(e.b, lanes)
+    if isinstance(e, E.FloorMod) and isinstance(e.b, E.IntImm):
+        return e.b.value % lanes == 0 and divisible(e.a, lanes)
+    if isinstance(e, E.Cast):
+        return divisible(e.value, lanes)
+    return False
+
+
+def lane_form(e: E.PrimExpr, var: E.Var, lanes: int) -> tuple | None:
+    """``(base, k)`` with ``e == base + k * var`` for every ``var`` in [0, lanes), ``base``
+    free of ``var``; None when that cannot be shown.
+
+    Beyond sums and constant products it sees through the index arithmetic of a fused
+    and split loop: ``(a + v) // c == a // c`` and ``(a + v) % c == a % c + v`` when ``a``
+    and ``c`` are multiples of the lane count."""
+    if var not in E.free_vars(e):
+        return e, 0
+    if e is var:
+        return E.IntImm(0, e.dtype), 1
+    if isinstance(e, (E.Add, E.Sub)):
+        fa, fb = lane_form(e.a, var, lanes), lane_form(e.b, var, lanes)
+        if fa is None or fb is None:
+            return None
+        k = fa[1] + fb[1] if isinstance(e, E.Add) else fa[1] - fb[1]
+        return type(e)(fa[0], fb[0], e.dtype), k
+    if isinstance(e, E.Mul) and isinstance(e.b, E.IntImm):
+        fa = lane_form(e.a, var, lanes)
+        return None if fa is None else (E.Mul(fa[0], e.b, e.dtype), fa[1] * e.b.value)
+    if isinstance(e, (E.FloorDiv, E.FloorMod)) and isinstance(e.b, E.IntImm):
+        fa = lane_form(e.a, var, lanes)
+        c = e.b.value
+        if fa is None or fa[1] != 1 or c <= 0 or c % lanes or not divisible(fa[0], lanes):
+            return None
+        return type(e)(fa[0], e.b, e.dtype), (0 if isinstance(e, E.FloorDiv) else 1)
+    return None
+
+
 def aligned_contiguous(buf: N.Buffer, indices: tuple, var: E.Var, lanes: int) -> bool:
     """True when ``buf[indices]`` over ``var`` in [0, lanes) is one aligned vector."""
-    form = linear_form(simplify_expr(flat_index(buf, indices)))
-    if form is None:
+    form = lane_form(flat_index(buf, indices), var, lanes)
+    if form is None or form[1] != 1:
         return False
-    terms, const = form
-    if terms.get(var) != 1 or const % lanes:
-        return False
-    for term, coeff in terms.items():
-        if term is var:
-            continue
-        if var in E.free_vars(term) or coeff % lanes:
-            return False
-    return True
+    base = simplify_expr(form[0])
+    if divisible(base, lanes):
+        return True
+    lin = linear_form(base)
+    return lin is not None and lin[1] % lanes == 0 and all(c % lanes == 0 for c in lin[0].values())
 
 
 class _VectorReads(IRMutator):
