@@ -65,9 +65,7 @@ def batch_matmul(b: int = 4, n: int = 32):
     A = te.placeholder((b, n, n), name="A")
     B = te.placeholder((b, n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
-    C = te.compute(
-        (b, n, n), lambda z, i, j: te.sum(A[z, i, k] * B[z, k, j], axis=k), name="C"
-    )
+    C = te.compute((b, n, n), lambda z, i, j: te.sum(A[z, i, k] * B[z, k, j], axis=k), name="C")
     s = te.create_schedule(C.op)
     z, i, j = C.op.axis
     s[C].bind(z, te.thread_axis("blockIdx.z"))
