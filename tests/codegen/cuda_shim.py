@@ -136,7 +136,7 @@ _INVOKE = (
 def compile_many(mods: dict) -> None:
     """Build the sources of several CUDAModules into one library (one g++ run), cached."""
     todo = {}
-    for name, mod in mods.items():
+    for mod in mods.values():
         key = hashlib.sha256(mod.get_source("cuda").encode()).hexdigest()
         if key not in _CACHE:
             todo[key] = mod
