@@ -175,12 +175,12 @@ def test_gpu_kernel_fault_is_an_error_not_a_crash():
         return  # built and printed; the fault itself needs the GPU
     # the fault kills the process's CUDA context: provoke it in a child process
     code = (
-        "import numpy as np, sys; sys.path.insert(0, %r)\n"
+        f"import numpy as np, sys; sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
         "from test_cuda_module import _oob_module\n"
         "from ansor_lab.runtime.cuda_run import GPUKernelError\n"
         "try:\n    _oob_module()(np.zeros(4, 'float32'), np.array([1 << 26], 'int32'))\n"
         "except GPUKernelError as e:\n    print('GPUKernelError', e)\n"
-    ) % os.path.dirname(__file__)
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.startswith("GPUKernelError CUDA error"), out.stdout + out.stderr
     assert GPUKernelError.context_lost
