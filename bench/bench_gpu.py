@@ -120,9 +120,9 @@ def resource_usage(mods: dict, archs: list) -> list[dict]:
                 res = compiled.resources[k.name]
                 rows.append({"program": name, "arch": arch, "kernel": k.name,
                              "threads": k.threads_per_block, **res.__dict__})  # fmt: skip
+                spills = f"{res.spill_stores:5d}/{res.spill_loads:<5d}"
                 print(f"{name + '/' + k.name[-7:]:34s} {arch:6s} {k.threads_per_block:7d} "
-                      f"{res.registers:5d} {res.shared_bytes:6d} "
-                      f"{res.spill_stores:5d}/{res.spill_loads:<5d} {res.stack_bytes:5d}")  # fmt: skip
+                      f"{res.registers:5d} {res.shared_bytes:6d} {spills} {res.stack_bytes:5d}")  # fmt: skip
     return rows
 
 
