@@ -121,8 +121,9 @@ def resource_usage(mods: dict, archs: list) -> list[dict]:
                 rows.append({"program": name, "arch": arch, "kernel": k.name,
                              "threads": k.threads_per_block, **res.__dict__})  # fmt: skip
                 spills = f"{res.spill_stores:5d}/{res.spill_loads:<5d}"
-                print(f"{name + '/' + k.name[-7:]:34s} {arch:6s} {k.threads_per_block:7d} "
-                      f"{res.registers:5d} {res.shared_bytes:6d} {spills} {res.stack_bytes:5d}")  # fmt: skip
+                label = f"{name}/{k.name[-7:]}"
+                print(f"{label:34s} {arch:6s} {k.threads_per_block:7d} {res.registers:5d} "
+                      f"{res.shared_bytes:6d} {spills} {res.stack_bytes:5d}")  # fmt: skip
     return rows
 
 
