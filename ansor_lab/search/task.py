@@ -187,10 +187,7 @@ class SearchTask:
                     f"{self.target}; use 'll' for LLVM IR"
                 )
 
-            fmt = "cuda" if self.target.kind == "cuda" and print_mode != "ll" else "ll"
-            if fmt == "ll" and self.target.kind == "cuda":
-                raise TaskError("print_mode='ll': a CUDA task's source is CUDA C; use 'cuda'")
-            text = build(sch, args, self.target).get_source(fmt)
+            text = build(sch, args, self.target).get_source("ll")
         else:
             raise TaskError(
                 f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or 'cuda'/'ll'"
