@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cuda_programs import shared_rowsum_float4, shared_transpose
 from cuda_shim import compile_many, run_on_cpu, shim_available
-from cuda_workloads import WORKLOADS
+from cuda_workloads import ALL_WORKLOADS, SHARED_WORKLOADS, WORKLOADS
 
 import ansor_lab as tvm
 from ansor_lab import te
@@ -29,14 +29,14 @@ needs_gxx = pytest.mark.skipif(not shim_available(), reason="g++ (C++20) is not 
 @functools.cache
 def built(name: str):
     """(module, args) of a workload, built once per test session."""
-    s, args = WORKLOADS[name]()
+    s, args = ALL_WORKLOADS[name]()
     return tvm.build(s, args, target="cuda"), args
 
 
 @pytest.fixture(scope="module")
 def on_cpu():
     """Every program of this file compiled for the CPU in one g++ run; then run_on_cpu."""
-    mods = {name: built(name)[0] for name in WORKLOADS}
+    mods = {name: built(name)[0] for name in ALL_WORKLOADS}
     mods.update({m.__name__: tvm.build(m(), target="cuda") for m in HAND_PROGRAMS})
     compile_many(mods)
     return run_on_cpu
@@ -53,10 +53,10 @@ def inputs_for(name: str, args) -> list[np.ndarray]:
 
 
 def test_ten_workloads_at_least():
-    assert len(WORKLOADS) >= 10
+    assert len(ALL_WORKLOADS) >= 10
 
 
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", sorted(ALL_WORKLOADS))
 def test_kernel_signatures(name):
     mod, _ = built(name)
     src = mod.get_source("cuda")
@@ -65,15 +65,18 @@ def test_kernel_signatures(name):
     for k in kernels:
         params = ", ".join(
             f"{'__half' if b.dtype == 'float16' else {'int32': 'int'}.get(b.dtype, 'float')}"
-            f"* __restrict__ {b.name}"
-            for b in k.params
+            f"* __restrict__ {b.name}{'_' if b.name in ('exp', 'max', 'min') else ''}"
+            for b in k.params  # a name C or CUDA already uses takes a "_"
         )
         assert f"__launch_bounds__({k.threads_per_block}) {k.name}({params})" in src
-    assert "__syncthreads" not in src  # no shared memory in these schedules: no barrier
+    barriers = str(mod.func).count('T.tvm_storage_sync("shared")')
+    assert src.count("__syncthreads();") == barriers  # one for each barrier of the IR
+    if name in WORKLOADS:
+        assert barriers == 0 and "__shared__" not in src  # no shared memory: no barrier
 
 
 @needs_gxx
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", sorted(ALL_WORKLOADS))
 def test_generated_c_computes_the_reference(name, on_cpu):
     mod, args = built(name)
     arrays = inputs_for(name, args)
@@ -172,7 +175,35 @@ def test_float_literals():
     assert float_literal(1.0, "float16") == "__float2half_rn(1.0f)"
 
 
-# -- shared memory, barriers, guards (hand-made kernel programs) ------------------------
+# -- shared memory, barriers, guards ----------------------------------------------------
+
+
+def test_tiled_matmul_shared_tiles_barriers_and_float4_fetch():
+    src = built("matmul_shared")[0].get_source()
+    assert "__shared__ __align__(16) float A_shared[256];" in src  # the block's 32 x 8 tile
+    assert "__shared__ __align__(16) float B_shared[256];" in src
+    assert "__align__(16) float C_local[16];" in src  # 4 x 4 per thread, in registers
+    assert src.count("__syncthreads();") == 2
+    body = src[src.index("for (int k_0 = 0; k_0 < 16; ++k_0) {") :]
+    # a barrier before the tiles are overwritten and one before they are read
+    first = body.index("__syncthreads")
+    second = body.index("__syncthreads", first + 1)
+    assert first < body.index('// stage "A_shared"')
+    assert body.index("*(float4*)(B_shared + ") < second < body.index("#pragma unroll")
+    assert src.count("float4 vec0 = *(float4*)(") == 2  # one float4 fetch per tile
+    assert "*(float4*)(A_shared + " in src
+
+
+def test_cross_thread_reductions_use_shared_trees():
+    mod = built("softmax_cross_thread")[0]
+    src = mod.get_source()
+    assert len(mod.kernel_program.kernels) == 4
+    assert src.count("__syncthreads();") == 10  # 1 + log2(16) per reduction
+    assert src.count("__shared__ __align__(16) float") == 2
+    assert [k.shared_bytes() for k in mod.kernel_program.kernels] == [64, 0, 64, 0]
+
+
+# -- hand-made kernel programs ----------------------------------------------------------
 
 
 def test_shared_tile_and_barrier_text():

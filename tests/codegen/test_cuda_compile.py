@@ -7,7 +7,7 @@ import functools
 
 import pytest
 from cuda_programs import shared_rowsum_float4, shared_transpose
-from cuda_workloads import WORKLOADS
+from cuda_workloads import ALL_WORKLOADS as WORKLOADS
 
 import ansor_lab as tvm
 from ansor_lab.codegen.cuda_compile import (
