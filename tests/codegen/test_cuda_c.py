@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cuda_programs import shared_rowsum_float4, shared_transpose
 from cuda_shim import compile_many, run_on_cpu, shim_available
-from cuda_workloads import ALL_WORKLOADS, SHARED_WORKLOADS, WORKLOADS
+from cuda_workloads import ALL_WORKLOADS, WORKLOADS
 
 import ansor_lab as tvm
 from ansor_lab import te
