@@ -290,3 +290,20 @@ def test_global_allocation_inside_a_kernel_is_refused():
     )
     with pytest.raises(CodegenError, match="global buffer 'tmp' is allocated inside a kernel"):
         generate(split_kernels(bad))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", sorted(ALL_WORKLOADS))
+def test_emulator_and_generated_c_agree(name, on_cpu):
+    """mod.emulate (the loop IR with CUDA semantics) and the CUDA C run on the CPU give
+    the reference, and each other: the C says what the IR says."""
+    mod, args = built(name)
+    arrays = inputs_for(name, args)
+    want = reference_outputs(args, arrays)
+    emulated = [a.copy() for a in arrays]
+    mod.emulate(*emulated)
+    on_cpu(mod, arrays)
+    out = len(args) - 1
+    tol = 2e-3 if arrays[out].dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(emulated[out], want[out], rtol=tol, atol=1e-5)
+    np.testing.assert_allclose(arrays[out], emulated[out], rtol=tol, atol=1e-5)

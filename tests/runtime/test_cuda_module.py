@@ -119,7 +119,7 @@ def test_no_gpu_measurement_refused_before_building(no_gpu):
 
 @pytest.mark.skipif(
     importlib.util.find_spec("ansor_lab.codegen.emulator") is None,
-    reason="the GPU emulator (branch gpu-emulator) is not merged here yet",
+    reason="the GPU emulator (ansor_lab.codegen.emulator) is not installed",
 )
 def test_emulate_matches_numpy(mod):
     rng = np.random.default_rng(0)
