@@ -240,6 +240,30 @@ def half_scale(n=512):
     return s, [A, Y]
 
 
+def mixed_dtypes(n: int = 256):
+    """half arithmetic and max, int64 floor division, int8 wrapping, saturating casts."""
+    A = te.placeholder((n,), name="A", dtype="float16")
+    B = te.placeholder((n,), name="B", dtype="float16")
+    eye = te.placeholder((n,), name="I", dtype="int64")
+    Q = te.placeholder((n,), name="Q", dtype="int8")
+    C = te.compute((n,), lambda i: te.max(A[i] * B[i] + A[i], B[i]) - te.exp(A[i]), name="C")
+    D = te.compute(
+        (n,),
+        lambda i: te.if_then_else(
+            A[i] > B[i],
+            (eye[i] // 3 + eye[i] % 5).astype("float32"),
+            te.sqrt(te.abs(B[i].astype("float32"))),
+        ),
+        name="D",
+    )
+    E = te.compute((n,), lambda i: (Q[i] * Q[i] + (Q[i] // 2)).astype("int8"), name="E")
+    F = te.compute((n,), lambda i: (A[i].astype("float32") * 300.0).astype("int8"), name="F")
+    s = te.create_schedule([C.op, D.op, E.op, F.op])
+    for t in (C, D, E, F):
+        bind_flat(s, t, 64)
+    return s, [A, B, eye, Q, C, D, E, F]
+
+
 def matmul_shared(n: int = 128, block: int = 32, thread: int = 4, k_tile: int = 8):
     """TVM's GPU GEMM recipe: 32x32 block tiles, 8x8 threads of 4x4, shared A/B tiles of
     the block fetched cooperatively (fused, float4-vectorized, split over the threads)."""
@@ -339,6 +363,7 @@ WORKLOADS = {
     "row_reduction": row_reduction,
     "int_index_math": int_index_math,
     "half_scale": half_scale,
+    "mixed_dtypes": mixed_dtypes,
 }
 
 #: every workload of the CUDA tests

@@ -16,7 +16,7 @@ from cuda_workloads import ALL_WORKLOADS, WORKLOADS
 import ansor_lab as tvm
 from ansor_lab import te
 from ansor_lab.codegen.cuda_c import generate, launch_plan
-from ansor_lab.codegen.cuda_expr import float_literal
+from ansor_lab.codegen.cuda_expr import C_TYPES, float_literal
 from ansor_lab.codegen.kernel_form import split_kernels
 from ansor_lab.dsl.reference import reference_outputs
 from ansor_lab.errors import CodegenError, GPUScheduleError
@@ -49,6 +49,9 @@ def inputs_for(name: str, args) -> list[np.ndarray]:
     arrays = random_inputs([(t.name, list(t.shape), t.dtype) for t in args])
     if name == "int_index_math":
         arrays[0][...] = np.arange(-128, 128, dtype="int32")  # negative dividends
+    if name == "mixed_dtypes":  # the whole int8 range, negative int64 dividends
+        arrays[2][...] = np.arange(-128, 128)
+        arrays[3][...] = np.arange(-128, 128).astype("int8")
     return arrays
 
 
@@ -64,7 +67,7 @@ def test_kernel_signatures(name):
     assert src.count('extern "C" __global__ void') == len(kernels)
     for k in kernels:
         params = ", ".join(
-            f"{'__half' if b.dtype == 'float16' else {'int32': 'int'}.get(b.dtype, 'float')}"
+            f"{C_TYPES[b.dtype]}"
             f"* __restrict__ {b.name}{'_' if b.name in ('exp', 'max', 'min') else ''}"
             for b in k.params  # a name C or CUDA already uses takes a "_"
         )
@@ -153,6 +156,14 @@ def test_half_types_and_header():
     assert "#include <cuda_fp16.h>" in src
     assert "__half* __restrict__ A" in src
     assert "__float2half_rn(" in src and "__half2float(A[" in src
+
+
+def test_mixed_dtypes_text():
+    src = built("mixed_dtypes")[0].get_source()
+    assert "floordiv_<long long>(I[" in src and "3LL" in src
+    assert "floordiv_<signed char>(Q[" in src and "((signed char)(" in src  # int8 wraps
+    assert "((signed char)max(-128, min(127, __float2int_rz(" in src  # saturating cast
+    assert "__float2half_rn(fmaxf(__half2float(" in src
 
 
 def test_fast_math_switch():
