@@ -418,7 +418,9 @@ class Stage:
             f"set_store_predicate on stage {self.block!r}: only `thread.var.equal(0)` for a "
             "thread axis bound to this stage's reduction loop is supported (a cross-thread "
             "reduction, which already stores from thread 0 alone); bind the reduction loop "
-            "to that thread first, or leave the predicate out"
+            "to that thread first, or leave the predicate out. Every other stage stores all "
+            "the elements of its region: guard the value instead (te.if_then_else(cond, "
+            "value, old)), or split with a factor that divides the extent so no guard is needed"
         )
 
     def pragma(self, var: Any, pragma_type: str, pragma_value: Any = 1) -> None:

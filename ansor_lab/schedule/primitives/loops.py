@@ -261,6 +261,9 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
     st.annotations[loop] = ann
     if ann == PARALLEL:
         check_parallel_nesting(state, prim, block)
+    if isinstance(ann, ThreadBinding):
+        # a shared stage computed inside now spans this thread loop: its region grows
+        revalidate_regions(state, prim, block)
 
 
 def pragma(state: State, block: str, loop: str | None, key: str, value: object) -> None:
