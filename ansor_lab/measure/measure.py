@@ -56,6 +56,14 @@ class ProgramRunner:
     setup_key: str | None = None
     check_correctness: bool = False
 
+    def check_task(self, task: Any) -> None:
+        """Refuse, before anything is built, a task this runner cannot measure here: a
+        CUDA task without a usable GPU (GPUUnavailableError naming the emulated runner)."""
+        if getattr(task.target, "kind", "") == "cuda":
+            from ..runtime.cuda_support import require_gpu  # noqa: PLC0415 - pycuda is lazy
+
+            require_gpu("LocalRunner measuring a CUDA task")
+
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
         """Prepare inputs (and reference outputs when checking) for a task."""
         raise NotImplementedError
@@ -203,7 +211,12 @@ class LocalRunner(ProgramRunner):
             used = self._runs > 0
             self._runs += 1
             try:
-                return self._worker.call(msg, timeout=timeout)
+                reply = self._worker.call(msg, timeout=timeout)
+                if reply.get("restart_worker"):
+                    # a CUDA fault leaves the process's context dead: the next candidate
+                    # gets a fresh process (set up again by the loop above)
+                    self._worker.kill()
+                return reply
             except WorkerTimeout:
                 return {
                     "error_no": int(ErrorNo.RUN_TIMEOUT),
@@ -218,12 +231,23 @@ class LocalRunner(ProgramRunner):
                 }
         raise AssertionError("unreachable")
 
+    def check_task(self, task: Any) -> None:
+        """Refuse, before anything is built, a task this runner cannot measure here: a
+        CUDA task without a usable GPU (GPUUnavailableError naming the emulated runner)."""
+        if getattr(task.target, "kind", "") == "cuda":
+            from ..runtime.cuda_support import require_gpu  # noqa: PLC0415 - pycuda is lazy
+
+            require_gpu("LocalRunner measuring a CUDA task")
+
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
         """Prepare inputs (and the reference outputs when checking) for a task.
 
-        A failure does not raise: ``setup_error`` says why, every candidate run before the
+        A CUDA task needs a GPU here: without one this raises GPUUnavailableError before
+        anything runs, naming ``auto_scheduler.EmulatedRunner``. Any other failure does not
+        raise: ``setup_error`` says why, every candidate run before the
         next successful setup is an error record saying so, and the next batch tries again.
         """
+        self.check_task(task)
         self._setup_msg = {
             "kind": "setup",
             "target": str(task.target),
@@ -319,6 +343,9 @@ class ProgramMeasurer:
         measurement finishes; the others get the batch at the end (TVM's callback form).
         """
         start = time.perf_counter()
+        check = getattr(self.runner, "check_task", None)
+        if check is not None and self.runner.setup_key != task.workload_key:
+            check(task)  # e.g. a CUDA task and no GPU: raise before building anything
         payloads = [
             {
                 "dag": task.dag_json,

@@ -53,6 +53,10 @@ def build_worker(payload: dict) -> dict:
         }
     try:
         target = Target(payload["target"])
+        if target.kind == "cuda":  # built as CUDA, never as a CPU program (issue 24)
+            from .cuda_worker import build_cuda_candidate
+
+            return build_cuda_candidate(func, target, start)
         func = prepare(func, target)  # the same pipeline as tvm.build
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
@@ -135,6 +139,10 @@ def _run(state: _RunnerState, msg: dict) -> dict:
             "error_msg": "the runner process was asked to run before it was set up "
             "(LocalRunner.setup first)",
         }
+    if isinstance(msg["obj"], dict) and msg["obj"].get("cuda"):
+        from .cuda_worker import run_cuda_candidate
+
+        return run_cuda_candidate(state, msg)
     loaded = load_object(msg["obj"], msg["entry"], state.target)
     n = len(state.arrays)
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(loaded.entry_address)
