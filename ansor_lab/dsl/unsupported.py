@@ -75,8 +75,7 @@ def scan(*args: Any, **kwargs: Any) -> Any:
 
 
 def size_var(name: str = "size", dtype: str = "int32") -> Any:
-    """Not supported: symbolic sizes."""
-    raise DSLError(
-        f"te.size_var({name!r}): shapes are static in ansor_lab; build one function per "
-        "size (e.g. n = 1024)"
-    )
+    """A shape variable known to be positive (TVM's ``te.size_var``; see ``dsl.symbolic``)."""
+    from .symbolic import size_var as make  # noqa: PLC0415 - symbolic imports tensor
+
+    return make(name, dtype)
