@@ -84,6 +84,8 @@ class SymbolicPrimFuncSource(PrimFuncSource):
     symbolic_args: tuple = ()
     binding: tuple = ()  # the probe's (Var, value) pairs
     trace: Any = dataclasses.field(default=None, compare=False)
+    #: TVMScript with ``n = T.int32()``: binding -> the function parsed for those shapes
+    reparse: Any = dataclasses.field(default=None, compare=False)
 
 
 def create_symbolic_prim_func(args: Sequence[Tensor], name: str = "main") -> N.PrimFunc:
@@ -117,7 +119,8 @@ class SymbolicProgram:
     args: tuple
     outputs: tuple
     trace: Trace
-    style: str  # "te" or "tir"
+    style: str  # "te", "tir" or "script"
+    reparse: Any = None  # "script": binding -> the PrimFunc parsed for those shapes
 
     @property
     def shape_vars(self) -> list:
@@ -136,7 +139,13 @@ class SymbolicProgram:
             sched = TESchedule([spec.tensor(t) for t in self.outputs])
             self.trace.apply_to_schedule(sched.engine)
             return lower_state(sched.state, args, name, check=check)
-        sch = BlockSchedule(create_prim_func(args, name=name))
+        if self.style == "script":
+            func = self.reparse(binding)
+            if not self.trace.insts:
+                return func.with_name(name)
+        else:
+            func = create_prim_func(args)
+        sch = BlockSchedule(func)
         self.trace.apply_to_schedule(sch)
         return sch.mod.main_function().with_name(name)
 
@@ -159,7 +168,8 @@ def symbolic_program(inp: Any, args: Sequence[Tensor] | None) -> SymbolicProgram
         args = source.symbolic_args
         outputs = tuple(t for t in args if S.is_symbolic_tensor(t) and t.op.input_tensors)
         trace = source.trace.copy() if source.trace is not None else Trace()
-        return SymbolicProgram(tuple(args), outputs, trace, "tir")
+        style = "script" if source.reparse is not None else "tir"
+        return SymbolicProgram(tuple(args), outputs, trace, style, source.reparse)
     if args is not None and any(S.is_symbolic_tensor(t) for t in args):
         raise LoweringError(
             "these arguments have symbolic shapes but the schedule was made for static ones; "
