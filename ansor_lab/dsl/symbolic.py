@@ -104,8 +104,7 @@ def symbolic_compute(
     known = set(dim_vars(dims))
     for iv in reduce_axes:
         known |= set(dim_vars((iv.dom.min, iv.dom.extent)))
-    for t in _tensors_in(body):
-        known |= set(dim_vars(t.shape))
+    known |= set(shape_vars(_tensors_in(body)))  # any variable upstream is bound at a call
     bound = {iv.var for iv in axis} | {iv.var for iv in reduce_axes} | known
     for v in E.free_vars(body):
         if v not in bound:
