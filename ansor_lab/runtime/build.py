@@ -127,6 +127,7 @@ def build(
         raise CodegenError(f"num_threads must be an int from 1 to 4096, got {threads!r}")
     program = symbolic_program(inp, args)
     if program is not None:  # symbolic shapes: compiled per shape when called
+        name = program.func_name if name == "main" else name
         opts = {"num_threads": threads, "fast_math": fast_math}
         opts.update(
             record_thread_ids=record_thread_ids,

@@ -121,6 +121,7 @@ class SymbolicProgram:
     trace: Trace
     style: str  # "te", "tir" or "script"
     reparse: Any = None  # "script": binding -> the PrimFunc parsed for those shapes
+    func_name: str = "main"  # a PrimFunc's own name, built under it when build names none
 
     @property
     def shape_vars(self) -> list:
@@ -144,7 +145,7 @@ class SymbolicProgram:
             if not self.trace.insts:
                 return func.with_name(name)
         else:
-            func = create_prim_func(args)
+            func = create_prim_func(args, name=self.func_name)
         sch = BlockSchedule(func)
         self.trace.apply_to_schedule(sch)
         return sch.mod.main_function().with_name(name)
@@ -169,7 +170,7 @@ def symbolic_program(inp: Any, args: Sequence[Tensor] | None) -> SymbolicProgram
         outputs = tuple(t for t in args if S.is_symbolic_tensor(t) and t.op.input_tensors)
         trace = source.trace.copy() if source.trace is not None else Trace()
         style = "script" if source.reparse is not None else "tir"
-        return SymbolicProgram(tuple(args), outputs, trace, style, source.reparse)
+        return SymbolicProgram(tuple(args), outputs, trace, style, source.reparse, inp.name)
     if args is not None and any(S.is_symbolic_tensor(t) for t in args):
         raise LoweringError(
             "these arguments have symbolic shapes but the schedule was made for static ones; "

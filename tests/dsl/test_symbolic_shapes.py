@@ -183,6 +183,7 @@ def _script_add(a: T.handle, b: T.handle, c: T.handle):
 def test_tvmscript_shape_variables_with_match_buffer():
     assert "printed at the probe values n = 64, m = 64" in str(_script_add)
     f = tvm.build(_script_add, target="llvm")
+    assert f.entry_name == "_script_add"
     sch = tir.Schedule(_script_add)
     i, j = sch.get_loops(sch.get_block("C"))
     j0, j1 = sch.split(j, factors=[None, 4])
@@ -209,3 +210,19 @@ def test_the_auto_scheduler_needs_static_shapes():
 
     with pytest.raises(TaskError, match="the auto-scheduler needs static shapes"):
         auto_scheduler.SearchTask(func=symbolic_vecadd_workload, args=(), target="llvm")
+
+
+def test_reference_evaluator_and_topi_on_symbolic_tensors():
+    from ansor_lab import topi
+
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = topi.nn.relu(A)
+    C = te.compute((n,), lambda i: te.exp(B[i]), name="C")
+    a = RNG.standard_normal(10).astype("float32")
+    want = np.exp(np.maximum(a, 0))
+    np.testing.assert_allclose(te.evaluate([C], {A: a})[C], want, rtol=1e-6)
+    f = tvm.build(te.create_schedule(C.op), [A, C])
+    c = np.zeros(10, "float32")
+    f(a, c)
+    np.testing.assert_allclose(c, want, rtol=1e-6)
