@@ -57,6 +57,10 @@ class Dim(int):
         return int(self)
 
 
+def _is_var_dim(d: object) -> bool:
+    return isinstance(d, E.PrimExpr) and not isinstance(d, (E.IntImm, E.FloatImm))
+
+
 @dataclass(frozen=True, eq=False)
 class Tensor:
     """A multi-dimensional array produced by an operation; index it as ``A[i, j]``."""
@@ -69,7 +73,7 @@ class Tensor:
     def __post_init__(self) -> None:
         # every dimension answers TVM's `.value`, whichever op made the tensor
         # a shape variable (te.var) stays an expression: the tensor is symbolic (dsl.symbolic)
-        shape = tuple(d if isinstance(d, E.PrimExpr) else Dim(d) for d in self.shape)
+        shape = tuple(d if _is_var_dim(d) else Dim(d) for d in self.shape)
         object.__setattr__(self, "shape", shape)
 
     @property
@@ -235,7 +239,8 @@ def _dimension(s: object, what: str) -> int:
             "(e.g. N // bn) and pick sizes that divide evenly"
         )
     raise DSLError(
-        f"{what}: dimension {s!r} is not a constant int; ansor_lab supports static shapes only"
+        f"{what}: dimension {s!r} is not a constant int; a dimension is an int or a shape "
+        "variable (n = te.var('n'))"
     )
 
 
@@ -432,7 +437,8 @@ def _check_free_vars(name: str, body: E.PrimExpr, axis: Sequence, reduce_axes: S
         if v not in bound:
             raise DSLError(
                 f"compute {name!r}: variable {v.name!r} is not an axis of this compute "
-                "(a reduction axis used outside te.sum, or a free te.var; shapes are static)"
+                "(a reduction axis used outside te.sum, or a free te.var that is no tensor's "
+                "dimension)"
             )
 
 

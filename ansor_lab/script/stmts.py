@@ -140,8 +140,8 @@ class FunctionParser(ExprParser):
             if not isinstance(d, int):
                 raise self.source.error(
                     node,
-                    f"buffer {name!r}: shape {shape} must be numbers (symbolic shapes "
-                    "are not supported in TVMScript here yet; write the sizes)",
+                    f"buffer {name!r}: shape {shape} must be numbers or shape variables "
+                    "declared as n = T.int32() and used alone as a dimension",
                 )
             dims.append(d)
         if not dims:
