@@ -212,6 +212,15 @@ def test_the_auto_scheduler_needs_static_shapes():
         auto_scheduler.SearchTask(func=symbolic_vecadd_workload, args=(), target="llvm")
 
 
+def test_meta_schedule_refuses_a_symbolic_function(tmp_path):
+    from ansor_lab import meta_schedule as ms
+
+    n, A, B, C = _vecadd()
+    func = te.create_prim_func([A, B, C])
+    with pytest.raises(TaskError, match=r"needs static shapes: 'A' has shape \(n,\)"):
+        ms.tune_tir(func, "llvm", work_dir=str(tmp_path), max_trials_global=2)
+
+
 def test_reference_evaluator_and_topi_on_symbolic_tensors():
     from ansor_lab import topi
 
