@@ -72,10 +72,3 @@ def scan(*args: Any, **kwargs: Any) -> Any:
         "te.scan is not supported: write one te.compute per step, or run the recurrence "
         "in Python around a built step"
     )
-
-
-def size_var(name: str = "size", dtype: str = "int32") -> Any:
-    """A shape variable known to be positive (TVM's ``te.size_var``; see ``dsl.symbolic``)."""
-    from .symbolic import size_var as make  # noqa: PLC0415 - symbolic imports tensor
-
-    return make(name, dtype)
