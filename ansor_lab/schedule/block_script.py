@@ -73,6 +73,9 @@ def block_form(func: N.PrimFunc) -> str | None:
     args = list(src.args)
     params = ", ".join(f'{b.name}: T.Buffer({_shape(b.shape)}, "{b.dtype}")' for b in func.params)
     lines = ["@T.prim_func", f"def {func.name}({params}):"]
+    if getattr(src, "binding", ()):  # symbolic shapes: the probe is what prints
+        shown = ", ".join(f"{v.name} = {x}" for v, x in src.binding)
+        lines.insert(0, f"# symbolic shapes, printed at the probe values {shown}")
     arg_names = {t.name for t in args}
     ops = topo_order([t for t in args if not isinstance(t.op, PlaceholderOp)])
     for op in ops:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..dsl.symbolic import SymbolicComputeOp, SymbolicPlaceholderOp
 from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
@@ -30,6 +31,8 @@ class PrimFuncSource:
 def _is_placeholder(t: Tensor) -> bool:
     return isinstance(t.op, PlaceholderOp)
 
+
+_SYMBOLIC_OPS = (SymbolicPlaceholderOp, SymbolicComputeOp)
 
 #: index_dtype_override values TVM accepts
 INDEX_DTYPES = (None, "int32", "int64")
@@ -61,6 +64,10 @@ def create_prim_func(
     args = list(ops)
     if not args or not all(isinstance(t, Tensor) for t in args):
         raise LoweringError("create_prim_func takes a list of tensors, e.g. [A, B, C]")
+    if any(isinstance(t.op, _SYMBOLIC_OPS) for t in args):
+        from .symbolic_schedule import create_symbolic_prim_func  # noqa: PLC0415 - cycle
+
+        return create_symbolic_prim_func(args, name)
     src = PrimFuncSource(tuple(args))
     outputs = src.outputs()
     if not outputs:

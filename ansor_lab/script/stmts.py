@@ -84,6 +84,12 @@ class FunctionParser(ExprParser):
         self.handles: dict[str, int] = {}
         self.pending_data: dict[str, tuple] = {}
         self.loop_stack: list[_Loop] = []
+        #: ``n = T.int32()`` shape variables: name -> the value this parse gives it (the
+        #: probe's, or a call's when the function is re-parsed for that call's shapes)
+        self.shape_values: dict[str, int] = {}
+        self.shape_binding: dict[str, int] = {}
+        #: match_buffer'd buffer name -> per dimension, the shape variable's name or None
+        self.dim_names: dict[str, list] = {}
 
     # -- names ---------------------------------------------------------------------
     def bind(self, name: str, value: Any) -> None:
@@ -134,8 +140,8 @@ class FunctionParser(ExprParser):
             if not isinstance(d, int):
                 raise self.source.error(
                     node,
-                    f"buffer {name!r}: shape {shape} must be numbers (symbolic shapes "
-                    "are not supported in TVMScript here yet; write the sizes)",
+                    f"buffer {name!r}: shape {shape} must be numbers or shape variables "
+                    "declared as n = T.int32() and used alone as a dimension",
                 )
             dims.append(d)
         if not dims:
@@ -249,6 +255,8 @@ class FunctionParser(ExprParser):
                     return ("alloc", buf)
                 if name == "match_buffer":
                     return self._match_buffer(node.value, target.id)
+                if name in DTYPE_NAMES and not node.value.args and not node.value.keywords:
+                    return self._shape_var(node.value, target.id, name)
                 if name == "allocate":
                     args = [self.value(a) for a in node.value.args]
                     self.pending_data[target.id] = tuple(args)
@@ -268,6 +276,17 @@ class FunctionParser(ExprParser):
             return ("let", (var, value))
         return None
 
+    def _shape_var(self, call: ast.Call, name: str, dtype: str) -> tuple:
+        """``n = T.int32()``: a shape variable, a number in this parse (see dim_names)."""
+        if dtype not in ("int32", "int64"):
+            raise self.source.error(call, f"shape variable {name!r} must be T.int32() or T.int64()")
+        from ..dsl.symbolic import PROBE_VALUE  # noqa: PLC0415 - only symbolic scripts need it
+
+        value = int(self.shape_binding.get(name, PROBE_VALUE))
+        self.shape_values[name] = value
+        self.bind(name, value)
+        return ("none", None)
+
     def _match_buffer(self, call: ast.Call, name: str) -> tuple:
         handle = call.args[0] if call.args else None
         if not (isinstance(handle, ast.Name) and handle.id in self.handles):
@@ -276,6 +295,11 @@ class FunctionParser(ExprParser):
             )
         sub = ast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
         ast.copy_location(sub, call)
+        shape = call.args[1] if len(call.args) > 1 else None
+        dims = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+        self.dim_names[name] = [
+            d.id if isinstance(d, ast.Name) and d.id in self.shape_values else None for d in dims
+        ]
         buf = self.buffer_decl(sub, name)
         self.params[self.handles[handle.id]] = buf
         self.bind(name, buf)

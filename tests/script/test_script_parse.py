@@ -168,14 +168,14 @@ def test_malformed_scripts_point_at_line_and_column(body: str, line: int, needle
     assert err.value.lineno == line
 
 
-def test_symbolic_shape_refused_with_advice():
+def test_a_float_shape_variable_is_refused_with_advice():
     text = """
 @T.prim_func
 def main(a: T.handle):
-    n = T.int32()
+    n = T.float32()
     A = T.match_buffer(a, (n,), "float32")
 """
-    with pytest.raises(ScriptError, match="symbolic shape"):
+    with pytest.raises(ScriptError, match=r"shape variable 'n' must be T.int32\(\)"):
         from_source(text)
 
 
