@@ -25,13 +25,14 @@ window) is not tiled: it runs whole in the innermost reduction level.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
-from ..errors import ScheduleError
+from ..errors import AnsorLabError
 from ..schedule.state import (
     Stage,
     State,
@@ -504,27 +505,31 @@ def generate_sketches(
     make_schedule: Callable[[], Schedule],
     rules: list[SketchRule] | None = None,
     annotate: Callable[[Schedule], None] | None = None,
+    dropped: Counter | None = None,
 ) -> list[Sketch]:
     """Apply the rules to fresh schedules; one Sketch per combination of alternatives.
 
     Conditions are evaluated on the state as earlier stages' rules left it, so that
     e.g. a consumer that was inlined is no longer a fusion candidate.
+
+    A combination whose rule or annotation step is refused is dropped and counted in
+    ``dropped`` (by ``"sketch: <ErrorClass>"``): one refused step never ends generation.
+    The list is never empty: when every combination is refused, the default loop nest
+    (annotated, or bare if even that is refused) is the one sketch.
     """
     rules = RULES if rules is None else rules
+    dropped = Counter() if dropped is None else dropped
     sketches: list[Sketch] = []
     seen: set = set()
     pending = [[]]  # prefixes of (block, rule, alt name) choices
     while pending:
         prefix = pending.pop(0)
         sch = make_schedule()
-        ok = True
-        for block, _, _, fn in prefix:
-            try:
+        try:
+            for block, _, _, fn in prefix:
                 fn(sch, block)
-            except ScheduleError:
-                ok = False
-                break
-        if not ok:
+        except AnsorLabError as e:
+            dropped[f"sketch: {type(e).__name__}"] += 1
             continue
         done = {b for b, _, _, _ in prefix}
         remaining = [
@@ -547,14 +552,32 @@ def generate_sketches(
         if nxt:
             pending.extend(prefix + [opt] for opt in nxt)
             continue
-        if annotate is not None:
-            annotate(sch)
         key = tuple((b, r, a) for b, r, a, _ in prefix)
         if key in seen:
             continue
+        if annotate is not None:
+            try:
+                annotate(sch)
+            except AnsorLabError as e:
+                dropped[f"annotate: {type(e).__name__}"] += 1
+                continue
         seen.add(key)
         sketches.append(Sketch(len(sketches), key, sch.trace.copy()))
+    if not sketches:
+        sketches.append(_default_sketch(make_schedule, annotate, dropped))
     return sketches
+
+
+def _default_sketch(make_schedule, annotate, dropped: Counter) -> Sketch:
+    """The untransformed loop nest, annotated where the annotation is accepted."""
+    sch = make_schedule()
+    if annotate is not None:
+        try:
+            annotate(sch)
+        except AnsorLabError as e:
+            dropped[f"annotate: {type(e).__name__}"] += 1
+            sch = make_schedule()
+    return Sketch(0, (), sch.trace.copy())
 
 
 def annotate_sampling(sch: Schedule, num_cores: int) -> None:
