@@ -38,6 +38,8 @@ from ..schedule.state import (
 )
 from ..schedule.tir_schedule import Schedule
 from .sketch_reduction import (
+    column_reduction,
+    column_reduction_alts,
     row_fusion_alts,
     row_fusion_loop,
     vector_reduction,
@@ -113,7 +115,7 @@ def apply_multi_level_tiling(
     for loop, name in zip(loops, st.leaves):
         spatial = st.iters[name].kind == "spatial"
         levels, n = (s_levels, n_s) if spatial else (r_levels, n_r)
-        if not spatial and extents[name] <= SMALL_REDUCTION:
+        if not spatial and (extents[name] <= SMALL_REDUCTION or n == 1):
             r_levels[-1].append(loop)  # a window axis runs whole in the innermost level
             continue
         tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
@@ -329,6 +331,7 @@ RULES: list[SketchRule] = [
         ),  # never rfactor a block rfactor made
         _rfactor_alts,
     ),
+    SketchRule("column_reduction", column_reduction, column_reduction_alts),
 ]
 
 

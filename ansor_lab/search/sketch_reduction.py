@@ -194,3 +194,33 @@ def row_fusion_alts(state: State, st: Stage) -> list:
         ("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True)),
         ("skip", lambda sch, b: None),
     ]
+
+
+# --------------------------------------------------------------------------------------
+# Column reductions: the contiguous spatial axis innermost, the reduction around it
+
+
+def column_reduction(state: State, st: Stage) -> bool:
+    """``st`` reduces along a strided axis while its last spatial axis is the contiguous
+    index of what it reads (``S[j] = sum_k A[k, j]``): the default loop order walks a
+    column (one cache line per element); with ``j`` tiled inside the reduction, a row
+    of ``A`` is read contiguously into a vector of partial sums."""
+    op = st.op
+    if not op.reduce_axis or not op.axis or any(st.relations) or op.attrs.get("ansor.rfactor"):
+        return False
+    if len(op.body) != 1 or not isinstance(op.body[0], E.Reduce):
+        return False
+    j = op.axis[-1].var
+    if int(op.axis[-1].dom.extent) < 2:
+        return False
+    ks = {iv.var for iv in op.reduce_axis}
+    reads = [r for rs in _reads(state, st).values() for r in rs]
+    with_k = [r for r in reads if any(ks & E.free_vars(i) for i in r)]
+    return bool(with_k) and all(r[-1] is j for r in with_k)
+
+
+def column_reduction_alts(state: State, st: Stage) -> list:
+    """Tile as S R S (the inner S vectorized, accumulating across the reduction)."""
+    from .sketch import apply_multi_level_tiling  # noqa: PLC0415 - sketch imports this module
+
+    return [("tile(SRS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="SRS"))]

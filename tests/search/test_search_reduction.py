@@ -87,3 +87,33 @@ def test_the_vector_rule_applies_to_row_reductions_and_gemv_not_to_matmul():
     dense = topi.nn.dense(xb, w)  # both inputs reused across outputs: tiling serves it
     assert applies([xb, w, dense], dense.op.name) is None
     assert applies(row_sum(4, 13), "S") is None  # no lane count divides 13
+
+
+def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
+    A = te.placeholder((37, 96), name="A")
+    S = topi.sum(A, axis=0)
+    policy = policy_of([A, S])
+    assert [s.describe() for s in policy.sketches] == [f"{S.op.name}: tile(SRS)"]
+    tiles = set()
+    for _ in range(6):
+        _, sch = policy.space.sample(0)
+        check_numeric(sch, sch.args)
+        loops = [ln.strip() for ln in sch.mod.script().splitlines() if ln.strip().startswith("for")]
+        # i0_0, (init), k0, then the contiguous tile of i0 innermost, inside the reduction
+        assert loops[-2].startswith("for k0 in range(37)")
+        assert loops[-1].startswith("for i0_1 in")
+        tiles.add(loops[-1])
+    assert any("T.vectorized" in t for t in tiles)
+
+
+def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error():
+    import pytest  # noqa: PLC0415 - one test's need
+
+    from ansor_lab import tir  # noqa: PLC0415
+    from ansor_lab.errors import ScheduleError  # noqa: PLC0415
+
+    A = te.placeholder((1024,), name="A")
+    B = te.compute((1024,), lambda i: A[i] * 2.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    with pytest.raises(ScheduleError, match="use n >= 2 or a larger bound"):
+        sch.sample_perfect_tile(sch.get_loops(sch.get_block("B"))[0], n=1, max_innermost_factor=64)
