@@ -29,7 +29,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import AnsorLabError
 from ..schedule.state import (
     Stage,
     State,
@@ -379,7 +378,7 @@ def generate_sketches(
         try:
             for block, _, _, fn in prefix:
                 fn(sch, block)
-        except AnsorLabError as e:
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             dropped[f"sketch: {type(e).__name__}"] += 1
             continue
         done = {b for b, _, _, _ in prefix}
@@ -409,7 +408,7 @@ def generate_sketches(
         if annotate is not None:
             try:
                 annotate(sch)
-            except AnsorLabError as e:
+            except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
                 dropped[f"annotate: {type(e).__name__}"] += 1
                 continue
         seen.add(key)
@@ -425,7 +424,7 @@ def _default_sketch(make_schedule, annotate, dropped: Counter) -> Sketch:
     if annotate is not None:
         try:
             annotate(sch)
-        except AnsorLabError as e:
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             dropped[f"annotate: {type(e).__name__}"] += 1
             sch = make_schedule()
     return Sketch(0, (), sch.trace.copy())

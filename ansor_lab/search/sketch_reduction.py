@@ -44,6 +44,12 @@ def _reads(state: State, st: Stage) -> dict[str, list[tuple]]:
     return out
 
 
+def _moves(index: tuple, k: E.Var, axes: set) -> bool:
+    """Whether an index tuple depends on ``k`` and on one of ``axes``."""
+    used = set().union(*(E.free_vars(i) for i in index)) if index else set()
+    return k in used and bool(axes & used)
+
+
 def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | None:
     """``(axis name, lane choices)`` where ``st`` gains from partial results in vector
     lanes over its last reduction axis, else None (see the module docstring)."""
@@ -65,11 +71,12 @@ def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | N
     ):
         return None  # k must be the bare, contiguous last index of every read using it
     long_axes = {iv.var for iv in op.axis if int(iv.dom.extent) > 1}
-    reused = [
-        name for name, rs in reads.items() if any(long_axes & E.free_vars(i) for r in rs for i in r)
-    ]
+    # operands of the reduction (indexed by k) that also move with an output axis: two of
+    # them is a matmul's reuse, which tiling serves; a per-row scalar (a norm's mean, not
+    # indexed by k) is a broadcast, not an operand
+    reused = [name for name, rs in reads.items() if any(_moves(r, k, long_axes) for r in rs)]
     if len(reused) > 1:
-        return None  # two inputs each reused across outputs (a matmul): tiling serves it
+        return None
     choices = tuple(c for c in LANE_CHOICES if extent % c == 0 and extent // c >= 2)
     return (k.name, choices) if choices else None
 

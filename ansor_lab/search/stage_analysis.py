@@ -62,8 +62,12 @@ def is_strictly_inlineable(state: State, st: Stage) -> bool:
 
 
 def needs_multi_level_tiling(state: State, st: Stage) -> bool:
-    """A reduction whose inputs miss at least two of its loop variables (data reuse)."""
-    if not st.op.reduce_axis:
+    """A reduction whose inputs miss at least two of its loop variables (data reuse).
+
+    Not a block of partial results rfactor made: its layout (partial results last, in
+    vector lanes) is the point, and its reads repeat one operand (a norm's centred
+    square reads ``x[i, k] - mean[i]`` twice), which is no reuse across outputs."""
+    if not st.op.reduce_axis or st.op.attrs.get("ansor.rfactor"):
         return False
     axis_vars = [iv.var for iv in st.op.axis]
     missing = 0

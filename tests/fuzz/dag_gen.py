@@ -25,7 +25,7 @@ import numpy as np
 from workloads import FAST_PARAMS, fast_options, make_task
 
 import ansor_lab as tvm
-from ansor_lab import auto_scheduler, te
+from ansor_lab import auto_scheduler, errors, te
 from ansor_lab.dsl.reference import evaluate
 
 #: Extents drawn for the DAGs' axes: odd, prime, one, and a few vector-friendly ones.
@@ -323,6 +323,14 @@ def assert_equal_reference(case: DagCase, got: list, want: list, what: str) -> N
             )
 
 
+def _ours(reason: str) -> bool:
+    """Whether a drop reason (``"<where>: <ErrorClass>"``) names one of the library's
+    refusals (ScheduleError, LoweringError...), not a crash of a rule or a sampler."""
+    name = reason.rsplit(": ", 1)[-1]
+    cls = getattr(errors, name, None)
+    return isinstance(cls, type) and issubclass(cls, errors.AnsorLabError)
+
+
 def check_search(
     case: DagCase, programs: int = 2, tune_trials: int = 0, seed: int = 0, log: str | None = None
 ) -> dict:
@@ -340,6 +348,8 @@ def check_search(
         for child in (policy.space.mutate(c), policy.space.crossover(c, pop[-1])):
             if child is not None and policy.features_of(child) is not None:
                 children.append(child)
+    bugs = [k for k in [*policy.invalid, *policy.dropped_sketches] if not _ours(k)]
+    assert not bugs, f"{case.name}: candidates dropped on errors that are bugs: {bugs}"
     inputs = inputs_of(case, seed)
     want = reference(case, inputs)
     chosen, sketches_seen = children[:1], set()

@@ -117,3 +117,19 @@ def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error
     sch = tir.Schedule(te.create_prim_func([A, B]))
     with pytest.raises(ScheduleError, match="use n >= 2 or a larger bound"):
         sch.sample_perfect_tile(sch.get_loops(sch.get_block("B"))[0], n=1, max_innermost_factor=64)
+
+
+def test_the_analytic_prior_sees_partial_results_in_vector_lanes():
+    policy = policy_of(row_sum(64, 768))
+    best = {}
+    for s in policy.sketches:
+        scores = []
+        for _ in range(8):
+            r = policy.space.sample(s.index)
+            if r is not None:
+                policy._remember(*r)
+                scores.append(policy._priors[r[0].key])
+        best[s.describe()] = max(scores)
+    # one scalar add chain: 1 lane of 16, a latency-bound chain; vector lanes and several
+    # accumulators: an order of magnitude more of the peak
+    assert best["S: rfactor(k, vector lanes)"] > 10 * best["default loops"]
