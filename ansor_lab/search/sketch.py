@@ -21,6 +21,13 @@ a twin sketch vectorizes the output channels instead, over a weight panel copied
 channel-last with ``transform_layout`` (``relayout_read``, ``+pack(kernel, vectorize
 ff)``). And a reduction axis of at most ``SMALL_REDUCTION`` iterations (a convolution
 window) is not tiled: it runs whole in the innermost reduction level.
+
+Three reduction rules of ours (``sketch_reduction``): ``fuse_rows`` computes the reductions
+an output reads per row (a norm's statistics, a softmax's max and sum) inside the output's
+row loop; ``vector_rfactor`` keeps a row reduction's partial results in vector lanes
+(rfactor onto a vectorized loop, the float reassociation stated in the trace);
+``column_reduction`` tiles a reduction along a strided axis around its contiguous one.
+The stage predicates the rules read live in ``stage_analysis``.
 """
 
 from __future__ import annotations
