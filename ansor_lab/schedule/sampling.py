@@ -6,6 +6,8 @@ import math
 import random
 from functools import lru_cache
 
+from ..errors import ScheduleError
+
 
 def prime_factors(n: int) -> list[tuple[int, int]]:
     """``n`` as [(prime, exponent), ...]."""
@@ -52,6 +54,12 @@ def sample_perfect_tile(rng: random.Random, extent: int, n: int, max_innermost: 
     Like TVM: each prime power is spread over the factors uniformly at random, and a draw
     whose innermost factor exceeds ``max_innermost`` is redrawn.
     """
+    if n == 1 and 0 < max_innermost < extent:
+        # the one factor is the extent itself: no tiling respects the bound
+        raise ScheduleError(
+            f"sample_perfect_tile: n=1 tiles the extent {extent} as [{extent}], above "
+            f"max_innermost_factor={max_innermost}; use n >= 2 or a larger bound"
+        )
     factors = prime_factors(extent)
     for _ in range(100):
         out = [1] * n

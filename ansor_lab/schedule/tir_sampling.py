@@ -233,7 +233,14 @@ class SamplingSteps:
         b = self._block(block, "sample_compute_location")
         cands = self.compute_location_candidates(block)
         st = self.state.stage(b)
-        inlinable = not st.op.reduce_axis and not self.state.is_output(st)
+        # inline only where compute_inline accepts it: never a block that others are
+        # computed inside (a layer norm's sum2 in its rstd) or one nothing reads
+        inlinable = (
+            not st.op.reduce_axis
+            and not self.state.is_output(st)
+            and not self.state.attached_to(st.name)
+            and bool(self.state.consumers(st.name))
+        )
         choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
         if decision is None:
             decision = self._rng.choice(choices)

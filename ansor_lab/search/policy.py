@@ -10,12 +10,12 @@ from __future__ import annotations
 import random
 import time
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 import numpy as np
 
-from ..errors import AnsorLabError, LoweringError, RecordWarning, ScheduleError, TaskError
+from ..errors import RecordWarning, TaskError
 from ..measure.records import MeasureInput, MeasureResult, task_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
@@ -98,14 +98,28 @@ class SketchPolicy:
     def generate_sketches(self, print_for_debug: bool = False) -> list[Sketch]:
         """The task's sketches (program structures with open decisions)."""
         cores = self.task.hardware_params.num_cores
+        self.dropped_sketches: Counter = Counter()
         sketches = generate_sketches(
             lambda: self.task.make_schedule(seed=0),
             annotate=lambda sch: annotate_sampling(sch, cores),
+            dropped=self.dropped_sketches,
         )
+        if self.dropped_sketches and self.verbose >= 1:
+            print(f"sketch generation dropped {_describe(self.dropped_sketches)}")
         if print_for_debug:
             for s in sketches:
                 print(s)
         return sketches
+
+    @property
+    def invalid_candidates(self) -> int:
+        """How many candidates were found invalid and dropped so far (see ``invalid``)."""
+        return sum(self.space.invalid.values())
+
+    @property
+    def invalid(self) -> Counter:
+        """Dropped candidates by ``"<where>: <ErrorClass>"`` (sample, replay, lower)."""
+        return self.space.invalid
 
     # -- phase 2: random initial population -------------------------------------------
     def sample_initial_population(self, n: int | None = None) -> list[Candidate]:
@@ -131,7 +145,8 @@ class SketchPolicy:
                 hw = self.task.hardware_params
                 feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
                 self._priors[key] = float(feats[-1])  # the analytic prior's score
-            except (LoweringError, ScheduleError):
+            except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+                self.space.invalid[f"lower: {type(e).__name__}"] += 1
                 feats = None
             self._features[key] = feats
             self._traces[key] = sch.trace.as_json()
@@ -145,9 +160,8 @@ class SketchPolicy:
         """Program features of a candidate (replayed and lowered on first use)."""
         if cand.key in self._features:
             return self._features[cand.key]
-        try:
-            sch = self.space.schedule(cand)
-        except (ScheduleError, LoweringError, AnsorLabError):
+        sch = self.space.try_schedule(cand)
+        if sch is None:  # counted in space.invalid
             self._features[cand.key] = None
             return None
         return self._remember(cand, sch)
@@ -394,3 +408,9 @@ class SketchPolicy:
         if feats:
             self.model.update(feats, costs, [self.task.workload_key] * len(costs))
         return n
+
+
+def _describe(counts: Counter) -> str:
+    """``"3 (annotate: ScheduleError 2, sketch: LoweringError 1)"``."""
+    parts = ", ".join(f"{k} {v}" for k, v in counts.most_common())
+    return f"{sum(counts.values())} ({parts})"

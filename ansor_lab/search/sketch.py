@@ -21,25 +21,51 @@ a twin sketch vectorizes the output channels instead, over a weight panel copied
 channel-last with ``transform_layout`` (``relayout_read``, ``+pack(kernel, vectorize
 ff)``). And a reduction axis of at most ``SMALL_REDUCTION`` iterations (a convolution
 window) is not tiled: it runs whole in the innermost reduction level.
+
+Three reduction rules of ours (``sketch_reduction``): ``fuse_rows`` computes the reductions
+an output reads per row (a norm's statistics, a softmax's max and sum) inside the output's
+row loop; ``vector_rfactor`` keeps a row reduction's partial results in vector lanes
+(rfactor onto a vectorized loop, the float reassociation stated in the trace);
+``column_reduction`` tiles a reduction along a strided axis around its contiguous one.
+The stage predicates the rules read live in ``stage_analysis``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..dsl import expr as E
-from ..dsl.dag import EXPENSIVE_CALLS
-from ..dsl.dtypes import itemsize
-from ..errors import ScheduleError
 from ..schedule.state import (
     Stage,
     State,
     derive_extents,
     effective_consumers,
-    effective_reads,
 )
 from ..schedule.tir_schedule import Schedule
+from .sketch_reduction import (
+    column_reduction,
+    column_reduction_alts,
+    row_fusion_alts,
+    row_fusion_loop,
+    vector_reduction,
+    vector_rfactor_alt,
+)
+from .stage_analysis import (  # noqa: F401 - the analysis is part of this module's API
+    PACK_MIN_ROW_BYTES,
+    VECTOR_ROW,
+    fusible_consumer,
+    has_branch,
+    has_expensive_op,
+    is_injective,
+    is_strictly_inlineable,
+    needs_multi_level_tiling,
+    packable_read,
+    packed_axes,
+    reduce_size,
+    relayout_read,
+    spatial_size,
+)
 
 #: Ansor's CPU multi-level tiling structure: 4 spatial levels, 2 reduction levels.
 CPU_STRUCTURE = "SSRSRS"
@@ -49,10 +75,6 @@ MAX_INNERMOST = 64
 #: choices. A vectorized loop counts as one step (as in TVM), so 512 unrolls e.g. a
 #: 2 x 7 register tile over a 3 x 3 window: the convolutions need it.
 UNROLL_CHOICES = (0, 16, 64, 512)
-#: Smallest row (in bytes) of a tensor worth packing: from 1 KiB on, the rows of a tile
-#: fall into few L1 sets (4 KiB apart in an 8-way 32 KiB L1) and pages; a short-row
-#: tensor is read near-contiguously already and its copy would be pure overhead.
-PACK_MIN_ROW_BYTES = 1024
 #: A reduction axis this short (a convolution window's rows or columns) is not tiled:
 #: it runs whole in the innermost reduction level, next to the register tile. Split
 #: between the levels, the window's outer part went outside the long channel loop, so
@@ -60,189 +82,6 @@ PACK_MIN_ROW_BYTES = 1024
 #: ResNet-50's last conv, the 58 programs with its best register tile all had the window
 #: outside and ran at 35 GFLOPS at most; the same tile with the window inside runs at 50.
 SMALL_REDUCTION = 7
-#: An innermost output extent that is not a multiple of this many elements fills its
-#: vectors partly (fp32: 8 lanes of AVX2, half a register of AVX-512); such a tile may
-#: vectorize another axis instead, with the input it reads repacked (``relayout_read``).
-VECTOR_ROW = 8
-
-
-# --------------------------------------------------------------------------------------
-# Stage analysis (on the current State, so earlier rules are taken into account)
-
-
-def is_injective(st: Stage) -> bool:
-    """No reduction axes."""
-    return not st.op.reduce_axis
-
-
-def has_expensive_op(st: Stage) -> bool:
-    """The body calls exp/log/tanh... (Ansor does not inline those blindly)."""
-    return any(
-        isinstance(n, E.Call) and n.op in EXPENSIVE_CALLS for n in E.post_order(st.op.body[0])
-    )
-
-
-def has_branch(st: Stage) -> bool:
-    """The body chooses between values (``if_then_else`` / ``select``), e.g. padding."""
-    return any(
-        (isinstance(n, E.Call) and n.op == "if_then_else") or isinstance(n, E.Select)
-        for n in E.post_order(st.op.body[0])
-    )
-
-
-def is_strictly_inlineable(state: State, st: Stage) -> bool:
-    """Ansor's always-inline condition: elementwise, cheap, branch-free, not an output,
-    has readers.
-
-    A stage with a branch (a padding) is left to the compute-location sampling instead
-    (inline, root, or a loop of its consumer), as Ansor's access analysis and
-    MetaSchedule's CPU ``AutoInline(disallow_if_then_else=True)`` do: inlined into a
-    convolution, the padding's guard runs in the innermost loop on every multiply-add,
-    while computed per outer tile it costs one small copy and the inner loop has no guard.
-    """
-    return (
-        is_injective(st)
-        and not has_expensive_op(st)
-        and not has_branch(st)
-        and not state.is_output(st)
-        and bool(effective_consumers(state, st.name))
-        and st.op.tag != "cache"
-    )  # a packing copy stays where the rule put it
-
-
-def needs_multi_level_tiling(state: State, st: Stage) -> bool:
-    """A reduction whose inputs miss at least two of its loop variables (data reuse)."""
-    if not st.op.reduce_axis:
-        return False
-    axis_vars = [iv.var for iv in st.op.axis]
-    missing = 0
-    for p in state.stages.values():
-        if p is st:
-            continue
-        for index in effective_reads(state, st, p):
-            used = set()
-            for i in index:
-                used |= E.free_vars(i)
-            missing += sum(1 for v in axis_vars if v not in used)
-    return missing >= 2
-
-
-def fusible_consumer(state: State, st: Stage) -> Stage | None:
-    """The single elementwise consumer that can be fused into ``st``'s tile, if any."""
-    consumers = effective_consumers(state, st.name)
-    if len(consumers) != 1:
-        return None
-    c = consumers[0]
-    if not is_injective(c) or not c.is_root or tuple(c.op.shape) != tuple(st.op.shape):
-        return None
-    axis = [iv.var for iv in c.op.axis]
-    reads = effective_reads(state, c, st)
-    if not reads or any(
-        len(r) != len(axis) or any(a is not b for a, b in zip(r, axis)) for r in reads
-    ):
-        return None  # fusion needs the consumer to read the producer at its own indices
-    return c
-
-
-def packable_read(state: State, st: Stage) -> str | None:
-    """The input whose tile a register-tiled ``st`` would walk across rows: its last index
-    is ``st``'s innermost spatial axis (the vectorized one) and an earlier index moves with
-    a reduction axis, like B[k, j] in a matmul, and its rows are at least
-    ``PACK_MIN_ROW_BYTES`` long. Long rows a power-of-two stride apart fall into few cache
-    sets, so such a tile is worth copying into a contiguous buffer ("packing"), as
-    OpenBLAS does and as TVM does by hand (its matmul tutorial's "array packing").
-    Only placeholders (weights, inputs) qualify: a computed producer is scheduled itself.
-    """
-    if not st.op.reduce_axis or not st.op.axis:
-        return None
-    inner = st.op.axis[-1].var
-    reduce_vars = {iv.var for iv in st.op.reduce_axis}
-    for p in state.stages.values():
-        if p is st or p.is_compute:
-            continue
-        row = p.op.shape[-1] if p.op.shape else 0
-        if not isinstance(row, int) or row * itemsize(p.op.dtype) < PACK_MIN_ROW_BYTES:
-            continue
-        for index in effective_reads(state, st, p):
-            if len(index) < 2 or index[-1] is not inner:
-                continue
-            if any(E.free_vars(i) & reduce_vars for i in index[:-1]):
-                return p.op.name
-    return None
-
-
-def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
-    """The input to repack so that ``st`` can vectorize a spatial axis other than its
-    innermost one: ``(tensor, its dim, st's axis)``.
-
-    Vectorizing the innermost axis wastes lanes when its extent is short and not a
-    multiple of ``VECTOR_ROW`` (a 7x7 convolution output row: 7 of 8 lanes, and each
-    7-float load takes four instructions). A convolution's weight ``kernel[ff, rc, ry,
-    rx]`` is indexed by one spatial axis (ff) plus reduction axes only, and no other
-    input depends on ff: with the weight panel copied as ``[rc, ry, rx, ff]`` (ff last,
-    contiguous) the tile can vectorize ff instead, each weight vector meeting broadcast
-    inputs, as TVM's NCHWc convolutions and Ansor's layout rewrite do.
-    """
-    if not st.op.reduce_axis or len(st.op.axis) < 2:
-        return None
-    last = len(st.op.axis) - 1
-    if not isinstance(st.op.shape[last], int) or st.op.shape[last] % VECTOR_ROW == 0:
-        return None
-    axis_pos = {iv.var: a for a, iv in enumerate(st.op.axis)}
-    reduce_vars = {iv.var for iv in st.op.reduce_axis}
-    found = None
-    for p in state.stages.values():
-        if p is st or p.is_compute or found is not None:
-            continue
-        for index in effective_reads(state, st, p):
-            spatial = {v for i in index for v in E.free_vars(i) if v in axis_pos}
-            if len(spatial) != 1:
-                continue
-            (v,) = spatial
-            dims = [d for d, i in enumerate(index) if i is v]
-            if len(dims) != 1 or dims[0] == len(index) - 1:
-                continue  # v must be a bare index, and not the last one already
-            rest = set().union(*(E.free_vars(i) for d, i in enumerate(index) if d != dims[0]))
-            a = axis_pos[v]
-            if rest <= reduce_vars and a != last and st.op.shape[a] % VECTOR_ROW == 0:
-                found = (p.op.name, dims[0], a)
-                break
-    if found is None:
-        return None
-    vector_var = st.op.axis[found[2]].var
-    for p in state.stages.values():  # any other read moving with the axis would gather
-        if p is st or p.op.name == found[0]:
-            continue
-        for index in effective_reads(state, st, p):
-            if any(vector_var in E.free_vars(i) for i in index):
-                return None
-    return found
-
-
-def packed_axes(state: State, st: Stage, tensor: str) -> frozenset:
-    """Names of ``st``'s spatial axes that index its reads of ``tensor`` (j for B[k, j])."""
-    spatial = {iv.var: iv.var.name for iv in st.op.axis}
-    used: set = set()
-    for index in effective_reads(state, st, state.stage(tensor)):
-        for i in index:
-            used |= {spatial[v] for v in E.free_vars(i) if v in spatial}
-    return frozenset(used)
-
-
-def spatial_size(st: Stage) -> int:
-    """Product of the output extents."""
-    n = 1
-    for d in st.op.shape:
-        n *= d
-    return n
-
-
-def reduce_size(st: Stage) -> int:
-    """Product of the reduction extents."""
-    n = 1
-    for iv in st.op.reduce_axis:
-        n *= int(iv.dom.extent)
-    return n
 
 
 # --------------------------------------------------------------------------------------
@@ -282,7 +121,7 @@ def apply_multi_level_tiling(
     for loop, name in zip(loops, st.leaves):
         spatial = st.iters[name].kind == "spatial"
         levels, n = (s_levels, n_s) if spatial else (r_levels, n_r)
-        if not spatial and extents[name] <= SMALL_REDUCTION:
+        if not spatial and (extents[name] <= SMALL_REDUCTION or n == 1):
             r_levels[-1].append(loop)  # a window axis runs whole in the innermost level
             continue
         tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
@@ -459,8 +298,26 @@ def _rfactor_alts(state, st):
     ]
 
 
+def _vector_rfactor_alts(state, st):
+    """Partial results in vector lanes (``sketch_reduction``), beside what the later rules
+    offer the stage (tiling, Ansor's rfactor) or, where none applies, its default loops."""
+    later = RULES[[r.name for r in RULES].index("vector_rfactor") + 1 :]
+    rest = next((r for r in later if r.condition(state, st)), None)
+    others = rest.alternatives(state, st) if rest is not None else [("skip", lambda sch, b: None)]
+    # Ansor's rfactor(inner) is the scalar form of the vector one: it would only add sketches
+    return [a for a in others if a[0] != "rfactor(inner)"] + vector_rfactor_alt(state, st)
+
+
 RULES: list[SketchRule] = [
     SketchRule("always_inline", is_strictly_inlineable, _inline_alts),
+    SketchRule(
+        "fuse_rows", lambda state, st: row_fusion_loop(state, st) is not None, row_fusion_alts
+    ),
+    SketchRule(
+        "vector_rfactor",
+        lambda state, st: vector_reduction(state, st) is not None,
+        _vector_rfactor_alts,
+    ),
     SketchRule(
         "multi_level_tiling_with_fusion",
         lambda state, st: (
@@ -480,6 +337,7 @@ RULES: list[SketchRule] = [
         ),  # never rfactor a block rfactor made
         _rfactor_alts,
     ),
+    SketchRule("column_reduction", column_reduction, column_reduction_alts),
 ]
 
 
@@ -504,27 +362,31 @@ def generate_sketches(
     make_schedule: Callable[[], Schedule],
     rules: list[SketchRule] | None = None,
     annotate: Callable[[Schedule], None] | None = None,
+    dropped: Counter | None = None,
 ) -> list[Sketch]:
     """Apply the rules to fresh schedules; one Sketch per combination of alternatives.
 
     Conditions are evaluated on the state as earlier stages' rules left it, so that
     e.g. a consumer that was inlined is no longer a fusion candidate.
+
+    A combination whose rule or annotation step is refused is dropped and counted in
+    ``dropped`` (by ``"sketch: <ErrorClass>"``): one refused step never ends generation.
+    The list is never empty: when every combination is refused, the default loop nest
+    (annotated, or bare if even that is refused) is the one sketch.
     """
     rules = RULES if rules is None else rules
+    dropped = Counter() if dropped is None else dropped
     sketches: list[Sketch] = []
     seen: set = set()
     pending = [[]]  # prefixes of (block, rule, alt name) choices
     while pending:
         prefix = pending.pop(0)
         sch = make_schedule()
-        ok = True
-        for block, _, _, fn in prefix:
-            try:
+        try:
+            for block, _, _, fn in prefix:
                 fn(sch, block)
-            except ScheduleError:
-                ok = False
-                break
-        if not ok:
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+            dropped[f"sketch: {type(e).__name__}"] += 1
             continue
         done = {b for b, _, _, _ in prefix}
         remaining = [
@@ -547,14 +409,32 @@ def generate_sketches(
         if nxt:
             pending.extend(prefix + [opt] for opt in nxt)
             continue
-        if annotate is not None:
-            annotate(sch)
         key = tuple((b, r, a) for b, r, a, _ in prefix)
         if key in seen:
             continue
+        if annotate is not None:
+            try:
+                annotate(sch)
+            except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+                dropped[f"annotate: {type(e).__name__}"] += 1
+                continue
         seen.add(key)
         sketches.append(Sketch(len(sketches), key, sch.trace.copy()))
+    if not sketches:
+        sketches.append(_default_sketch(make_schedule, annotate, dropped))
     return sketches
+
+
+def _default_sketch(make_schedule, annotate, dropped: Counter) -> Sketch:
+    """The untransformed loop nest, annotated where the annotation is accepted."""
+    sch = make_schedule()
+    if annotate is not None:
+        try:
+            annotate(sch)
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+            dropped[f"annotate: {type(e).__name__}"] += 1
+            sch = make_schedule()
+    return Sketch(0, (), sch.trace.copy())
 
 
 def annotate_sampling(sch: Schedule, num_cores: int) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import LoweringError, ScheduleError
 from ..schedule.sampling import prime_factors
 from ..schedule.tir_schedule import Schedule
 from ..schedule.trace import Trace
@@ -47,6 +47,10 @@ class SearchSpace:
         self.sketches = sketches
         self.make_schedule = make_schedule
         self.rng = random.Random(seed)
+        #: candidates found invalid and dropped, by ``"<where>: <ErrorClass>"`` (a sampled
+        #: decision that does not fit never ends a search: it costs one candidate; a class
+        #: that is not one of ansor_lab.errors is a bug, and the search fuzzer fails on it)
+        self.invalid: Counter = Counter()
         self._templates = [s.trace.as_json() for s in sketches]
         self._sampling = [
             [k for k, inst in enumerate(s.trace.insts) if inst.is_sampling] for s in sketches
@@ -58,7 +62,8 @@ class SearchSpace:
         ]
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
-        """Replay a candidate; raises ScheduleError when its decisions do not fit."""
+        """Replay a candidate; raises ScheduleError when its decisions do not fit (see
+        ``try_schedule`` for the form that drops and counts it)."""
         sch = self.make_schedule()
         data = Trace.from_json(self._templates[cand.sketch])
         overrides = dict(zip(self._sampling[cand.sketch], cand.decisions))
@@ -66,6 +71,15 @@ class SearchSpace:
         if postproc:
             apply_postproc(sch)
         return sch
+
+    def try_schedule(self, cand: Candidate, where: str = "replay") -> Schedule | None:
+        """``schedule(cand)``, or None (counted in ``invalid`` under ``where``) when the
+        candidate's decisions are refused by a primitive, lowering or a check."""
+        try:
+            return self.schedule(cand)
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+            self.invalid[f"{where}: {type(e).__name__}"] += 1
+            return None
 
     def _read_decisions(self, sketch: int, sch: Schedule) -> tuple:
         insts = sch.trace.insts
@@ -83,7 +97,8 @@ class SearchSpace:
             data.apply_to_schedule(sch, decisions={i: None for i in self._sampling[k]})
             cand = Candidate(k, self._read_decisions(k, sch))
             apply_postproc(sch)
-        except (ScheduleError, LoweringError):
+        except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
+            self.invalid[f"sample: {type(e).__name__}"] += 1
             return None
         return cand, sch
 

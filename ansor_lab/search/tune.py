@@ -70,6 +70,9 @@ class TuneStats:
     best_cost: float = math.inf
     best_gflops: float = 0.0
     errors: int = 0
+    #: candidates the search found invalid and dropped before measuring (never measured,
+    #: never fatal): the policy's ``invalid`` says where and why
+    invalid: int = 0
     start_time: float = field(default_factory=time.perf_counter)
     search_time: float = 0.0
     measure_time: float = 0.0
@@ -189,6 +192,7 @@ class TuneSession:
         t0 = time.perf_counter()
         inputs = policy.next_batch(n)
         stats.search_time += time.perf_counter() - t0
+        stats.invalid = int(getattr(policy, "invalid_candidates", 0))
         if not inputs:
             self.exhausted = True
             return []
@@ -261,10 +265,19 @@ def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
             if bar is not None:
                 bar.update(len(results))
                 bar.set_postfix(
-                    best_gflops=f"{session.stats.best_gflops:.1f}", errors=session.stats.errors
+                    best_gflops=f"{session.stats.best_gflops:.1f}",
+                    errors=session.stats.errors,
+                    dropped=session.stats.invalid,
                 )
     finally:
         if bar is not None:
             bar.close()
         result = session.finish()
+    invalid = getattr(session.policy, "invalid", None)
+    if options.verbose >= 1 and invalid:
+        parts = ", ".join(f"{k} {v}" for k, v in invalid.most_common())
+        print(
+            f"{task.desc or task.workload_key}: {sum(invalid.values())} invalid candidates "
+            f"dropped before measuring ({parts})"
+        )
     return result

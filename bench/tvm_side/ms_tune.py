@@ -34,6 +34,11 @@ def workload(spec: dict):
     from tvm import te, topi
 
     name = spec["name"]
+    if name == "op":  # an operator of bench/bench_ops.py (bench/ops_defs.py on PYTHONPATH)
+        from ops_defs import BY_NAME
+
+        op = BY_NAME[spec["op"]]
+        return op.build(te, topi), op.flops, op.numpy_fn
     if name == "matmul":
         n = spec["n"]
         A = te.placeholder((n, n), name="A")

@@ -199,18 +199,25 @@ def test_softmax_like_gets_rfactor_variants_of_each_reduction():
     sketches = sketches_of(softmax())
     names = described(sketches)
     assert "default loops" in names
-    for stage in ("rowmax", "rowsum"):
-        assert f"{stage}: rfactor(inner)" in names
+    assert "softmax: fuse rows" in names  # max, exp-sum and normalize in one row loop
+    for stage, k in (("rowmax", "k1"), ("rowsum", "k2")):
         assert f"{stage}: rfactor(outer)" in names
-    # every combination: (skip, inner, outer) x (skip, inner, outer)
-    assert len(names) == 9 == len(set(names))
+        assert f"{stage}: rfactor({k}, vector lanes)" in names
+        # the vector rfactor replaces Ansor's scalar rfactor(inner)
+        assert f"{stage}: rfactor(inner)" not in names
+    # fused rows, and every combination: (skip, outer, vector) x (skip, outer, vector)
+    assert len(names) == 10 == len(set(names))
     # the expensive exp is never inlined
     assert not any(b == "expv" for s in sketches for b, _, _ in s.steps)
 
 
 def test_row_sum_rfactor_sketches_compute_the_partial_sums_somewhere():
     sketches = sketches_of(row_sum())
-    assert described(sketches) == ["default loops", "S: rfactor(inner)", "S: rfactor(outer)"]
+    assert described(sketches) == [
+        "default loops",
+        "S: rfactor(outer)",
+        "S: rfactor(k, vector lanes)",
+    ]
     for sk in sketches[1:]:
         kinds = [i.kind for i in sk.trace.insts]
         assert "RFactor" in kinds
@@ -427,7 +434,10 @@ def test_expensive_op_detection():
 def test_policy_exposes_the_rules_under_tvm_names():
     assert [r.name for r in auto_scheduler.RULES] == [
         "always_inline",
+        "fuse_rows",
+        "vector_rfactor",
         "multi_level_tiling_with_fusion",
         "multi_level_tiling",
         "add_rfactor",
+        "column_reduction",
     ]

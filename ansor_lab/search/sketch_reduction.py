@@ -1,0 +1,233 @@
+"""Reduction sketch rule: partial results in vector lanes (rfactor onto a vectorized loop).
+
+A row reduction written plainly (``S[i] = sum_k A[i, k]``) runs as one scalar add chain:
+each add waits for the previous one (4 cycles), so a 768-wide row costs ~3000 cycles
+while the loads would take ~50. TVM's answer is ``rfactor``: split ``k`` as ``(ko, ki)``
+and factor ``ki`` out into a block of partial results ``S_rf[i, ki] = sum_ko A[i, ko *
+L + ki]`` whose ``ki`` loop is spatial, hence vectorized: ``L`` partial sums live in
+vector lanes, and with ``L`` a multiple of the vector width the lanes span several
+registers, i.e. several independent accumulators (the dependent add chain is broken).
+``S`` then sums the ``L`` partial results (the horizontal sum at the end).
+
+This reassociates the reduction: with floats the result differs from the serial order
+by rounding. It is never silent: the partial-result block carries the annotation
+``ansor.fp_reassociation`` (in the trace and the lowered program) saying so.
+
+The rule applies where it pays: the reduction's innermost axis is the contiguous (last)
+index of what it reads, and at most one input is reused across its outputs (row sums,
+norms, softmax, GEMV; not a matmul, which multi-level tiling serves). The number of
+lanes ``L`` is a searched choice among ``LANE_CHOICES`` dividing the axis's extent.
+"""
+
+from __future__ import annotations
+
+from ..dsl import expr as E
+from ..errors import ScheduleError
+from ..schedule.state import Stage, State, derive_extents, effective_reads
+from ..schedule.tir_schedule import Schedule
+
+#: Partial results the search chooses from: 1, 2, 4 or 8 AVX2 registers of fp32
+#: (1 to 4 AVX-512 registers); each register is one accumulator chain.
+LANE_CHOICES = (8, 16, 32, 64)
+#: The annotation that states the reassociation on the partial-result block.
+REASSOCIATION = "ansor.fp_reassociation"
+
+
+def _reads(state: State, st: Stage) -> dict[str, list[tuple]]:
+    """The index tuples ``st`` reads, per producer (through inlined stages)."""
+    out = {}
+    for p in state.stages.values():
+        if p is not st and not p.is_inlined:
+            reads = effective_reads(state, st, p)
+            if reads:
+                out[p.name] = reads
+    return out
+
+
+def _moves(index: tuple, k: E.Var, axes: set) -> bool:
+    """Whether an index tuple depends on ``k`` and on one of ``axes``."""
+    used = set().union(*(E.free_vars(i) for i in index)) if index else set()
+    return k in used and bool(axes & used)
+
+
+def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | None:
+    """``(axis name, lane choices)`` where ``st`` gains from partial results in vector
+    lanes over its last reduction axis, else None (see the module docstring)."""
+    op = st.op
+    if not op.reduce_axis or len(op.body) != 1 or not isinstance(op.body[0], E.Reduce):
+        return None
+    if op.attrs.get("ansor.rfactor") or any(st.relations):
+        return None  # a block rfactor made, or one a rule already transformed
+    if any(p.op.attrs.get("ansor.rfactor") for p in state.producers(st.name)):
+        return None  # the horizontal sum of partial results rfactor made
+    k = op.reduce_axis[-1].var
+    extent = derive_extents(st).get(k.name)
+    if not isinstance(extent, int):
+        return None
+    reads = _reads(state, st)
+    with_k = [r for rs in reads.values() for r in rs if any(k in E.free_vars(i) for i in r)]
+    if not with_k or any(
+        r[-1] is not k or any(k in E.free_vars(i) for i in r[:-1]) for r in with_k
+    ):
+        return None  # k must be the bare, contiguous last index of every read using it
+    long_axes = {iv.var for iv in op.axis if int(iv.dom.extent) > 1}
+    # operands of the reduction (indexed by k) that also move with an output axis: two of
+    # them is a matmul's reuse, which tiling serves; a per-row scalar (a norm's mean, not
+    # indexed by k) is a broadcast, not an operand
+    reused = [name for name, rs in reads.items() if any(_moves(r, k, long_axes) for r in rs)]
+    if len(reused) > 1:
+        return None
+    choices = tuple(c for c in LANE_CHOICES if extent % c == 0 and extent // c >= 2)
+    return (k.name, choices) if choices else None
+
+
+def apply_vector_rfactor(sch: Schedule, block: str, axis: str, choices: tuple) -> None:
+    """Split ``axis`` as (ko, ki) with ki a sampled lane count, rfactor ki into a block of
+    partial results stored last (``[..., ki]``), loops ``spatial..., reductions..., ki``
+    so that ki is innermost (the post-processor vectorizes it), and state the
+    reassociation on that block."""
+    b = sch.get_block(block)
+    st = sch.state.stage(block)
+    loops = sch.get_loops(b)
+    loops = loops[len(loops) - len(st.leaves) :]  # its own (a stage computed at a loop
+    loop = loops[st.leaves.index(axis)]  # lists the loops around it first)
+    lanes = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))
+    _, ki = sch.split(loop, [None, lanes])
+    rf = sch.rfactor(ki, len(st.op.axis))
+    rf_stage = sch.state.stage(sch.get(rf).name)
+    rf_loops = sch.get_loops(rf)
+    rf_loops = rf_loops[len(rf_loops) - len(rf_stage.leaves) :]
+    lane_pos = len(st.op.axis)  # the partial-result axis, right after the spatial ones
+    order = [lp for p, lp in enumerate(rf_loops) if p != lane_pos] + [rf_loops[lane_pos]]
+    if len(rf_stage.leaves) > lane_pos + 1:
+        sch.reorder(*order)
+    if not sch.state.stage(block).is_root:  # fused into a row loop: keep the partial
+        own = sch.get_loops(sch.get_block(block))  # results there too, one row at a time
+        n_spatial = len(sch.state.stage(block).op.axis)
+        sch.compute_at(rf, own[len(own) - len(sch.state.stage(block).leaves) + n_spatial - 1])
+    combiner = st.op.body[0].combiner if isinstance(st.op.body[0], E.Reduce) else "reduce"
+    sch.annotate(
+        rf,
+        REASSOCIATION,
+        f"{combiner} over {axis} reassociated: partial results in vector lanes, "
+        f"summed horizontally by {block}",
+    )
+
+
+def vector_rfactor_alt(state: State, st: Stage) -> list:
+    """The sketch alternative (name, apply) of ``st``, or [] where the rule does not apply."""
+    found = vector_reduction(state, st)
+    if found is None:
+        return []
+    axis, choices = found
+    return [
+        (
+            f"rfactor({axis}, vector lanes)",
+            lambda sch, b: apply_vector_rfactor(sch, b, axis, choices),
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# Row fusion: the statistics of a row computed where the row is consumed
+
+
+def _ancestors(state: State, st: Stage) -> list[Stage]:
+    """Non-inlined compute stages ``st`` depends on, consumers first."""
+    names: set = set()
+    todo = [st.name]
+    while todo:
+        for p in state.producers(todo.pop()):
+            if p.is_compute and p.name not in names:
+                names.add(p.name)
+                todo.append(p.name)
+    ordered = [s for s in state.compute_stages() if s.name in names and not s.is_inlined]
+    return list(reversed(ordered))
+
+
+def row_fusion_loop(state: State, st: Stage) -> int | None:
+    """Position of ``st``'s row loop (all axes but the last) when ``st`` is a root
+    elementwise output that reads a reduction's result per row (a norm's mean, a
+    softmax's sum), else None."""
+    op = st.op
+    if op.reduce_axis or len(op.axis) < 2 or not st.is_root or any(st.relations):
+        return None
+    if not state.is_output(st):
+        return None  # the output's row loop holds the whole chain; one place is enough
+    last = op.axis[-1].var
+    for p in _ancestors(state, st):
+        if not p.op.reduce_axis or state.is_output(p):
+            continue
+        for q in [p, *state.consumers(p.name)]:
+            reads = effective_reads(state, st, q) if q is not st else []
+            if reads and all(last not in E.free_vars(i) for r in reads for i in r):
+                return len(op.axis) - 2
+    return None
+
+
+def apply_row_fusion(sch: Schedule, block: str, at: int, vector: bool = False) -> None:
+    """Compute every stage ``block`` depends on inside its row loop ``at``, consumers
+    first: each iteration computes one row's statistics (and the intermediate rows they
+    read) right before the row is consumed, so the row is read from cache. A stage the
+    loop cannot hold (an output, or one read by another stage outside it) stays where it
+    is: ``compute_at`` refuses it atomically.
+
+    With ``vector``, each reduction that qualifies (``vector_reduction``) first gets its
+    partial results in vector lanes, which then live in the row loop too.
+    """
+    st = sch.state.stage(block)
+    if vector:
+        for p in _ancestors(sch.state, st):
+            found = vector_reduction(sch.state, p)
+            if found is not None:
+                apply_vector_rfactor(sch, p.name, *found)
+    for p in _ancestors(sch.state, st):
+        if sch.state.is_output(p):
+            continue
+        loop = sch.get_loops(sch.get_block(block))[at]
+        try:
+            sch.compute_at(sch.get_block(p.name), loop)
+        except ScheduleError:
+            continue
+
+
+def row_fusion_alts(state: State, st: Stage) -> list:
+    """Fuse rows (``apply_row_fusion``, with partial results in vector lanes where they
+    fit) or leave the stages apart."""
+    at = row_fusion_loop(state, st)
+    if at is None:
+        return []
+    return [
+        ("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True)),
+        ("skip", lambda sch, b: None),
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# Column reductions: the contiguous spatial axis innermost, the reduction around it
+
+
+def column_reduction(state: State, st: Stage) -> bool:
+    """``st`` reduces along a strided axis while its last spatial axis is the contiguous
+    index of what it reads (``S[j] = sum_k A[k, j]``): the default loop order walks a
+    column (one cache line per element); with ``j`` tiled inside the reduction, a row
+    of ``A`` is read contiguously into a vector of partial sums."""
+    op = st.op
+    if not op.reduce_axis or not op.axis or any(st.relations) or op.attrs.get("ansor.rfactor"):
+        return False
+    if len(op.body) != 1 or not isinstance(op.body[0], E.Reduce):
+        return False
+    j = op.axis[-1].var
+    if int(op.axis[-1].dom.extent) < 2:
+        return False
+    ks = {iv.var for iv in op.reduce_axis}
+    reads = [r for rs in _reads(state, st).values() for r in rs]
+    with_k = [r for r in reads if any(ks & E.free_vars(i) for i in r)]
+    return bool(with_k) and all(r[-1] is j for r in with_k)
+
+
+def column_reduction_alts(state: State, st: Stage) -> list:
+    """Tile as S R S (the inner S vectorized, accumulating across the reduction)."""
+    from .sketch import apply_multi_level_tiling  # noqa: PLC0415 - sketch imports this module
+
+    return [("tile(SRS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="SRS"))]

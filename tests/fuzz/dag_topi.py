@@ -1,0 +1,207 @@
+"""Every ``topi`` operator at odd and prime shapes, as search fuzzer cases.
+
+One case per public operator of ``topi`` and ``topi.nn`` (plus the convolution variants:
+strided, dilated, 1x1, grouped, depthwise, NHWC); ``test_every_topi_operator_has_a_case``
+keeps the table complete when an operator is added. Inputs of operators defined on part
+of the real line (log, sqrt, rsqrt, power) go through ``abs(x) + 0.5`` first.
+"""
+
+from __future__ import annotations
+
+from dag_gen import DagCase
+
+from ansor_lab import te, topi
+
+nn = topi.nn
+
+
+def _x(shape: tuple, name: str = "x") -> te.Tensor:
+    return te.placeholder(shape, name=name)
+
+
+def _positive(x: te.Tensor) -> te.Tensor:
+    return topi.add(topi.abs(x), 0.5)
+
+
+def _unary(op):
+    def build():
+        x = _x((7, 13))
+        return [x, op(x)]
+
+    return build
+
+
+def _positive_unary(op):
+    def build():
+        x = _x((5, 17))
+        return [x, op(_positive(x))]
+
+    return build
+
+
+def _binary(op, positive_b: bool = False):
+    def build():
+        a, b = _x((11, 1, 9), "a"), _x((5, 1), "b")  # broadcasts to (11, 5, 9)
+        return [a, b, op(a, _positive(b) if positive_b else b)]
+
+    return build
+
+
+def _conv(stride=1, pad=1, dilation=1, k=3, c=5, f=7, hw=11):
+    def build():
+        data, kernel = _x((1, c, hw, hw - 2), "data"), _x((f, c, k, k), "kernel")
+        return [data, kernel, nn.conv2d_nchw(data, kernel, stride, pad, dilation)]
+
+    return build
+
+
+def _conv_nhwc():
+    data, kernel = _x((1, 9, 7, 5), "data"), _x((3, 3, 5, 6), "kernel")
+    return [data, kernel, nn.conv2d_nhwc(data, kernel, 2, 1, 1)]
+
+
+def _conv_generic():
+    data, kernel = _x((1, 3, 9, 9), "data"), _x((4, 3, 3, 3), "kernel")
+    return [data, kernel, nn.conv2d(data, kernel, 1, 0, 1, data_layout="NCHW")]
+
+
+def _group_conv():
+    data, kernel = _x((1, 6, 9, 7), "data"), _x((9, 2, 3, 3), "kernel")
+    return [data, kernel, nn.group_conv2d_nchw(data, kernel, 1, 1, 1, groups=3)]
+
+
+def _depthwise():
+    data, kernel = _x((1, 5, 13, 11), "data"), _x((5, 1, 3, 3), "kernel")
+    return [data, kernel, nn.depthwise_conv2d_nchw(data, kernel, 2, 1, 1)]
+
+
+def _dense():
+    x, w, b = _x((3, 29), "x"), _x((13, 29), "w"), _x((13,), "b")
+    return [x, w, b, nn.dense(x, w, b)]
+
+
+def _gemv():
+    x, w = _x((1, 300), "x"), _x((17, 300), "w")
+    return [x, w, nn.dense(x, w)]
+
+
+def _matmul():
+    a, b = _x((19, 11), "a"), _x((13, 11), "b")
+    return [a, b, nn.matmul(a, b, transpose_b=True)]
+
+
+def _batch_matmul():
+    a, b = _x((3, 7, 11), "a"), _x((3, 5, 11), "b")
+    return [a, b, nn.batch_matmul(a, b)]
+
+
+def _layer_norm():
+    x, g, b = _x((7, 31)), _x((31,), "g"), _x((31,), "b")
+    return [x, g, b, nn.layer_norm(x, g, b, axis=[-1])]
+
+
+def _pool(kind):
+    def build():
+        x = _x((1, 3, 13, 11))
+        if kind == "pool2d":
+            return [x, nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "avg")]
+        if kind == "max":
+            return [x, nn.max_pool2d(x, 3, 2, 1, 1)]
+        if kind == "avg":
+            return [x, nn.avg_pool2d(x, 3, 1, 1, (1, 1, 1, 1), count_include_pad=False)]
+        return [x, nn.global_pool(x, "avg")]
+
+    return build
+
+
+def _reduce(op):
+    def build():
+        x = _x((5, 7, 11))
+        return [x, op(x, axis=(0, 2), keepdims=True)]
+
+    return build
+
+
+def _row_reduce_long():
+    x = _x((3, 521))
+    return [x, topi.sum(x, axis=1)]
+
+
+def _pad():
+    x = _x((5, 7))
+    return [x, nn.pad(x, [1, 2], [3, 0], 0.5)]
+
+
+def _concatenate():
+    a, b = _x((3, 5), "a"), _x((4, 5), "b")
+    return [a, b, topi.concatenate([a, b], axis=0)]
+
+
+#: name -> builder of [inputs..., outputs...]
+CASES = {
+    "abs": _unary(topi.abs),
+    "ceil": _unary(topi.ceil),
+    "floor": _unary(topi.floor),
+    "round": _unary(topi.round),
+    "negative": _unary(topi.negative),
+    "identity": _unary(topi.identity),
+    "exp": _unary(topi.exp),
+    "erf": _unary(topi.erf),
+    "tanh": _unary(topi.tanh),
+    "sigmoid": _unary(topi.sigmoid),
+    "clip": _unary(lambda x: topi.clip(x, -0.3, 0.4)),
+    "cast": _unary(lambda x: topi.cast(x, "float64")),
+    "log": _positive_unary(topi.log),
+    "sqrt": _positive_unary(topi.sqrt),
+    "rsqrt": _positive_unary(topi.rsqrt),
+    "add": _binary(topi.add),
+    "subtract": _binary(topi.subtract),
+    "multiply": _binary(topi.multiply),
+    "divide": _binary(topi.divide, positive_b=True),
+    "maximum": _binary(topi.maximum),
+    "minimum": _binary(topi.minimum),
+    "power": _binary(lambda a, b: topi.power(_positive(a), b)),
+    "floor_divide": _binary(topi.floor_divide, positive_b=True),
+    "floor_mod": _binary(topi.floor_mod, positive_b=True),
+    "broadcast_to": lambda: (lambda x: [x, topi.broadcast_to(x, (3, 5, 7))])(_x((5, 1))),
+    "sum": _reduce(topi.sum),
+    "max": _reduce(topi.max),
+    "min": _reduce(topi.min),
+    "sum_long_row": _row_reduce_long,
+    "transpose": lambda: (lambda x: [x, topi.transpose(x, (2, 0, 1))])(_x((3, 5, 7))),
+    "reshape": lambda: (lambda x: [x, topi.reshape(x, (5, 21))])(_x((15, 7))),
+    "expand_dims": lambda: (lambda x: [x, topi.expand_dims(x, 1, 2)])(_x((5, 7))),
+    "squeeze": lambda: (lambda x: [x, topi.squeeze(x, 1)])(_x((5, 1, 7))),
+    "concatenate": _concatenate,
+    "nn.relu": _unary(nn.relu),
+    "nn.leaky_relu": _unary(lambda x: nn.leaky_relu(x, 0.1)),
+    "nn.gelu": _unary(nn.gelu),
+    "nn.softmax": lambda: (lambda x: [x, nn.softmax(x)])(_x((7, 37))),
+    "nn.log_softmax": lambda: (lambda x: [x, nn.log_softmax(x, axis=0)])(_x((13, 5))),
+    "nn.layer_norm": _layer_norm,
+    "nn.pad": _pad,
+    "nn.dense": _dense,
+    "nn.dense_gemv": _gemv,
+    "nn.matmul": _matmul,
+    "nn.batch_matmul": _batch_matmul,
+    "nn.conv2d_nchw": _conv(),
+    "nn.conv2d_nchw_strided": _conv(stride=2),
+    "nn.conv2d_nchw_dilated": _conv(dilation=2, pad=2),
+    "nn.conv2d_nchw_1x1": _conv(k=1, pad=0, c=13, f=9),
+    "nn.conv2d_nhwc": _conv_nhwc,
+    "nn.conv2d": _conv_generic,
+    "nn.group_conv2d_nchw": _group_conv,
+    "nn.depthwise_conv2d_nchw": _depthwise,
+    "nn.pool2d": _pool("pool2d"),
+    "nn.max_pool2d": _pool("max"),
+    "nn.avg_pool2d": _pool("avg"),
+    "nn.global_pool": _pool("global"),
+}
+
+#: public names that are helpers, not operators
+NOT_OPERATORS = {"nn", "tag", "testing", "utils", "get_pad_tuple"}
+
+
+def topi_cases() -> list[DagCase]:
+    """One DagCase per entry of ``CASES``."""
+    return [DagCase(f"topi.{name}", list(build())) for name, build in CASES.items()]
