@@ -137,8 +137,14 @@ def _concatenate():
     return [a, b, topi.concatenate([a, b], axis=0)]
 
 
+def _elemwise_sum():
+    a, b, c = _x((3, 5), "a"), _x((3, 5), "b"), _x((3, 5), "c")
+    return [a, b, c, topi.elemwise_sum([a, b, c])]
+
+
 #: name -> builder of [inputs..., outputs...]
 CASES = {
+    "elemwise_sum": _elemwise_sum,
     "abs": _unary(topi.abs),
     "ceil": _unary(topi.ceil),
     "floor": _unary(topi.floor),
