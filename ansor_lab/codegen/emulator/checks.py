@@ -13,6 +13,9 @@ branch is taken):
   the same two barriers. Threads of a phase run one after another, so checking each access
   against the entries left by the threads before it finds every pair: a read of an element
   another thread wrote, a write of one another thread wrote or read (``GPURaceError``).
+  A write of the value the element already holds is benign and not reported (as
+  compute-sanitizer's racecheck does): a cooperative fetch bound to fewer thread axes
+  than the block has makes every row of threads write the same tile, which is legal.
 """
 
 from __future__ import annotations
@@ -85,9 +88,13 @@ class Instrument:
                 pre += self.reads(ix)
             pre += self.reads(s.value)
             pre.append(self.bounds(s.buffer, s.indices, write=True))
-            if s.buffer in self.shadows:
-                pre.append(self.race_write(s.buffer, s.indices))
-            return N.seq(*pre, s)
+            if s.buffer not in self.shadows:
+                return N.seq(*pre, s)
+            # the value once, for the check and the store
+            value = E.Var("stored", s.value.dtype)
+            race = self.race_write(s.buffer, s.indices, value)
+            store = N.BufferStore(s.buffer, value, s.indices)
+            return N.seq(*pre, N.LetStmt(value, s.value, N.seq(race, store)))
         if isinstance(s, N.For):
             pre = self.reads(s.min) + self.reads(s.extent)
             return N.seq(*pre, replace(s, body=self.stmt(s.body)))
@@ -183,22 +190,23 @@ class Instrument:
         load_w = N.LetStmt(w, N.BufferLoad(sh.writer, (flat,), "int64"), body)
         return N.LetStmt(flat, self._flat(buf, indices), load_w)
 
-    def race_write(self, buf: N.Buffer, indices: tuple) -> N.Stmt:
-        """A write of an element another thread wrote or read in this phase is a race;
-        note the writer."""
+    def race_write(self, buf: N.Buffer, indices: tuple, value: E.Var) -> N.Stmt:
+        """A write of a new value into an element another thread wrote or read in this
+        phase is a race; note the writer."""
         sh = self.shadows[buf]
+        changes = E.NE(N.BufferLoad(buf, indices, buf.dtype), value, "bool")
         flat = E.Var("flat", "int64")
         w, r = E.Var("writer", "int64"), E.Var("reader", "int64")
         scale = E.IntImm(EPOCH_SCALE, "int64")
         body = N.seq(
             N.IfThenElse(
-                self._entry_is_other(w),
+                E.And(self._entry_is_other(w), changes, "bool"),
                 self.rep.fail(
                     RACE, buf, indices, other=E.FloorMod(w, scale, "int64"), kind=WRITE_AFTER_WRITE
                 ),
             ),
             N.IfThenElse(
-                self._entry_is_other(r),
+                E.And(self._entry_is_other(r), changes, "bool"),
                 self.rep.fail(
                     RACE, buf, indices, other=E.FloorMod(r, scale, "int64"), kind=WRITE_AFTER_READ
                 ),

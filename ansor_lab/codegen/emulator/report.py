@@ -122,8 +122,8 @@ def raise_report(report: np.ndarray, kernels: tuple, buffers: list) -> None:
         )
         what = {
             READ_AFTER_WRITE: f"reads it after {other} wrote it",
-            WRITE_AFTER_WRITE: f"writes it after {other} wrote it",
-            WRITE_AFTER_READ: f"writes it after {other} read it",
+            WRITE_AFTER_WRITE: f"writes another value into it after {other} wrote it",
+            WRITE_AFTER_READ: f"writes another value into it after {other} read it",
         }[int(report[SLOT_KIND])]
         raise GPURaceError(
             f"{where}: shared-memory race on {buf.name}{list(index)}: this thread {what} "

@@ -42,7 +42,7 @@ def test_missing_barrier_between_fill_and_use():
     # thread 0 read A_shared[0, 1] before thread (1, 0, 0) wrote it, in one phase
     assert (err.kernel, err.block, err.thread) == ("tiled_matmul_kernel0", (0, 0, 0), (1, 0, 0))
     assert (err.buffer, err.index) == ("A_shared", (0, 1))
-    assert "writes it after thread (0, 0, 0) read it" in str(err)
+    assert "writes another value into it after thread (0, 0, 0) read it" in str(err)
     assert "block (0, 0, 0), thread (1, 0, 0)" in str(err)
 
 
@@ -56,7 +56,7 @@ def test_missing_barrier_between_use_and_next_fill():
 def test_racing_shared_write():
     err = catch(tiled_matmul(racing_write=True), mm_arrays(), GPURaceError)
     assert (err.thread, err.buffer, err.index) == ((1, 0, 0), "A_shared", (0, 0))
-    assert "writes it after thread (0, 0, 0) wrote it" in str(err)
+    assert "writes another value into it after thread (0, 0, 0) wrote it" in str(err)
 
 
 def test_missing_barrier_in_a_transpose_tile():
