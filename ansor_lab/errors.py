@@ -153,3 +153,8 @@ class GPUOutOfBoundsError(GPUEmulationError, IndexError):
 
 class GPUBarrierError(GPUEmulationError):
     """A barrier not reached by every thread of a block (a divergent ``__syncthreads()``)."""
+
+
+class GPUUninitializedError(GPUEmulationError):
+    """A thread read a shared-memory element no thread of its block had written (a GPU
+    reads garbage there: a cooperative fetch that covers less than its readers use)."""

@@ -13,6 +13,9 @@ branch is taken):
   the same two barriers. Threads of a phase run one after another, so checking each access
   against the entries left by the threads before it finds every pair: a read of an element
   another thread wrote, a write of one another thread wrote or read (``GPURaceError``).
+  A read of an element whose writer entry is older than the block (no thread of this
+  block wrote it) is ``GPUUninitializedError``, reported at the next barrier unless a
+  race on it is found before (the race is then the cause).
   A write of the value the element already holds is benign and not reported (as
   compute-sanitizer's racecheck does): a cooperative fetch bound to fewer thread axes
   than the block has makes every row of threads write the same tile, which is legal.
@@ -31,6 +34,7 @@ from .report import (
     OUT_OF_BOUNDS,
     RACE,
     READ_AFTER_WRITE,
+    UNINITIALIZED,
     WRITE_AFTER_READ,
     WRITE_AFTER_WRITE,
     Reporter,
@@ -71,10 +75,12 @@ def _is_fail(s: N.Stmt) -> bool:
 class Instrument:
     """Adds the bounds and race checks to a per-thread program (see the module doc)."""
 
-    def __init__(self, reporter: Reporter, shadows: dict, epoch: E.Var) -> None:
+    def __init__(self, reporter: Reporter, shadows: dict, epoch: E.Var, block_epoch: E.Var) -> None:
         self.rep = reporter
         self.shadows = shadows  # shared Buffer -> Shadow
-        self.epoch = epoch  # the current epoch (bound around every thread loop)
+        # the current epoch and the block's first (both bound around every thread loop)
+        self.epoch = epoch
+        self.block_epoch = block_epoch
         self.thread = i64(reporter.idx.thread_linear())
 
     # -- statements -------------------------------------------------------------------
@@ -177,6 +183,10 @@ class Instrument:
         many = self.epoch * scale + E.IntImm(MANY_READERS, "int64")
         noted = E.Select(self._entry_is_other(r), many, self._mine(), "int64")
         body = N.seq(
+            N.IfThenElse(
+                E.LT(E.FloorDiv(w, scale, "int64"), self.block_epoch, "bool"),
+                self.rep.fail(UNINITIALIZED, buf, indices, defer=True),
+            ),
             N.IfThenElse(
                 self._entry_is_other(w),
                 self.rep.fail(RACE, buf, indices, other=who, kind=READ_AFTER_WRITE),
