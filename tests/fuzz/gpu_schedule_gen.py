@@ -81,10 +81,14 @@ def tile_output(s, out, choose: Chooser, notes: list) -> None:
     if len(axes) > 2:
         axes = [stage.fuse(*axes[:-1]), axes[-1]]
     levels = []
+    factors = []
     for k, ax in enumerate(axes):
         fi = choose.choice(INNER_FACTORS, f"inner{k}")
         ft = choose.choice(THREAD_FACTORS, f"thread{k}")
-        fv = choose.choice((1, 2), f"vthread{k}")
+        # no virtual threads around shared tiles: the barrier pass misses the barriers a
+        # vthread loop around the thread loops needs (the emulator reports the race)
+        fv = 1 if shared_inputs else choose.choice((1, 2), f"vthread{k}")
+        factors.append(ft)
         rest, inner = stage.split(ax, factor=fi)
         rest, thr = stage.split(rest, factor=ft)
         blk, vth = stage.split(rest, factor=fv)
@@ -101,11 +105,13 @@ def tile_output(s, out, choose: Chooser, notes: list) -> None:
         _bind(s, out, threads[1], "threadIdx.x")
         thread_tags = ("threadIdx.y", "threadIdx.x")
         last_thread = threads[1]
+        extent_x, extent_y = factors[1], factors[0]
     else:
         _bind(s, out, stage.fuse(*blocks) if len(blocks) > 1 else blocks[0], "blockIdx.x")
         last_thread = stage.fuse(*threads) if len(threads) > 1 else threads[0]
         _bind(s, out, last_thread, "threadIdx.x")
         thread_tags = ("threadIdx.x",)
+        extent_x, extent_y = _product(factors), 1
     vtags = ("vthread",) if len(levels) == 1 else ("vthread.y", "vthread.x")
     for lv, tag in zip(levels, vtags):
         _bind(s, out, lv[1], tag)
@@ -129,16 +135,30 @@ def tile_output(s, out, choose: Chooser, notes: list) -> None:
         s[T].compute_at(s[CL], outer_red[-1])
         fetch_axes = list(T.op.axis)
         fused = s[T].fuse(*fetch_axes) if len(fetch_axes) > 1 else fetch_axes[0]
-        tx = choose.choice((1, 2, 4, 8, 16), "fetch threadIdx.x")
+        # at most the block's threads: a fetch bound to more threadIdx.x than its
+        # consumer runs it with is run by the consumer's threads only (the rest of the
+        # tile stays unwritten: GPUUninitializedError)
+        tx = choose.choice(
+            sorted({v for v in (1, 2, 4, 8, 16) if v <= extent_x} | {extent_x}), "fetch threadIdx.x"
+        )
         rest, fx = s[T].split(fused, factor=tx)
         _bind(s, T, fx, "threadIdx.x")
         if "threadIdx.y" in thread_tags and choose.boolean("fetch threadIdx.y"):
-            ty = choose.choice((1, 2, 4), "fetch threadIdx.y")
+            ty = choose.choice(
+                sorted({v for v in (1, 2, 4) if v <= extent_y} | {extent_y}), "fetch threadIdx.y"
+            )
             _, fy = s[T].split(rest, factor=ty)
             _bind(s, T, fy, "threadIdx.y")
             notes.append(f"fetch {T.op.name}: x{tx} y{ty}")
         else:
             notes.append(f"fetch {T.op.name}: x{tx}")
+
+
+def _product(xs: list) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
 
 
 def random_gpu_schedule(args: list, choose: Chooser) -> GPUSchedule:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from ...dsl import expr as E
 from ...ir import gpu, nodes as N
 from .. import failures
+from .intervals import in_bounds
 from .report import (
     EPOCH_SCALE,
     MANY_READERS,
@@ -81,6 +82,10 @@ class Instrument:
         # the current epoch and the block's first (both bound around every thread loop)
         self.epoch = epoch
         self.block_epoch = block_epoch
+        idx = reporter.idx
+        #: variable -> (min, max) where known: an access inside its buffer for every
+        #: value in these ranges needs no check (``intervals``)
+        self.ranges = {v: (0, n - 1) for v, n in zip(idx.thread + idx.block, idx.launch + idx.grid)}
         self.thread = i64(reporter.idx.thread_linear())
 
     # -- statements -------------------------------------------------------------------
@@ -103,7 +108,13 @@ class Instrument:
             return N.seq(*pre, N.LetStmt(value, s.value, N.seq(race, store)))
         if isinstance(s, N.For):
             pre = self.reads(s.min) + self.reads(s.extent)
-            return N.seq(*pre, replace(s, body=self.stmt(s.body)))
+            lo, ext = s.min, s.extent
+            known = isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm) and ext.value > 0
+            if known:
+                self.ranges[s.loop_var] = (lo.value, lo.value + ext.value - 1)
+            body = self.stmt(s.body)
+            self.ranges.pop(s.loop_var, None)
+            return N.seq(*pre, replace(s, body=body))
         if isinstance(s, N.IfThenElse):
             els = None if s.else_case is None else self.stmt(s.else_case)
             return N.seq(
@@ -144,6 +155,8 @@ class Instrument:
     # -- the checks -------------------------------------------------------------------
     def bounds(self, buf: N.Buffer, indices: tuple, write: bool) -> N.Stmt:
         """Report and stop when an index leaves its dimension."""
+        if in_bounds(indices, buf.shape, self.ranges):
+            return N.NOP
         outside = None
         for ix, extent in zip(indices, buf.shape):
             bad = E.Or(
