@@ -7,10 +7,10 @@ branch is taken):
 - bounds: an index outside its dimension fills the report (block, thread, buffer, index)
   and stops the program (``GPUOutOfBoundsError``);
 - races on shared memory: each shared buffer has two shadow arrays (int64, one entry per
-  element) holding ``epoch * EPOCH_SCALE + thread`` of the last writer and of the last
-  reader (``MANY_READERS`` when several threads read it). The epoch grows at every
-  barrier and at every block's start, so an entry of the current epoch was made between
-  the same two barriers. Threads of a phase run one after another, so checking each access
+  element) holding ``epoch + thread`` of the last writer and of the last reader
+  (``MANY_READERS`` for the thread when several threads read it). The epoch grows by
+  ``EPOCH_SCALE`` (more than any thread number) at every barrier and at every block's
+  start, so an entry ``>= epoch`` was made between the same two barriers. Threads of a phase run one after another, so checking each access
   against the entries left by the threads before it finds every pair: a read of an element
   another thread wrote, a write of one another thread wrote or read (``GPURaceError``).
   A read of an element whose writer entry is older than the block (no thread of this
@@ -30,7 +30,6 @@ from ...ir import gpu, nodes as N
 from .. import failures
 from .intervals import in_bounds
 from .report import (
-    EPOCH_SCALE,
     MANY_READERS,
     OUT_OF_BOUNDS,
     RACE,
@@ -79,7 +78,8 @@ class Instrument:
     def __init__(self, reporter: Reporter, shadows: dict, epoch: E.Var, block_epoch: E.Var) -> None:
         self.rep = reporter
         self.shadows = shadows  # shared Buffer -> Shadow
-        # the current epoch and the block's first (both bound around every thread loop)
+        # the current epoch and the block's first (multiples of EPOCH_SCALE, both bound
+        # around every thread loop)
         self.epoch = epoch
         self.block_epoch = block_epoch
         idx = reporter.idx
@@ -176,38 +176,40 @@ class Instrument:
             flat = term if flat is None else flat + term
         return flat if flat is not None else E.IntImm(0, "int64")
 
-    def _entry_is_other(self, entry: E.PrimExpr) -> E.PrimExpr:
-        scale = E.IntImm(EPOCH_SCALE, "int64")
-        same_epoch = E.EQ(E.FloorDiv(entry, scale, "int64"), self.epoch, "bool")
-        other = E.NE(E.FloorMod(entry, scale, "int64"), self.thread, "bool")
-        return E.And(same_epoch, other, "bool")
+    def _other_now(self, entry: E.PrimExpr) -> E.PrimExpr:
+        """The entry was made in this phase by another thread (the current epoch's base
+        is the largest there is, so "this phase" is ``entry >= base``)."""
+        return E.And(E.GE(entry, self.epoch, "bool"), E.NE(entry, self._mine(), "bool"), "bool")
 
     def _mine(self) -> E.PrimExpr:
-        return self.epoch * E.IntImm(EPOCH_SCALE, "int64") + self.thread
+        return self.epoch + self.thread
+
+    def _who(self, entry: E.PrimExpr) -> E.PrimExpr:
+        return entry - self.epoch
 
     def race_read(self, buf: N.Buffer, indices: tuple) -> N.Stmt:
         """A read of an element another thread wrote in this phase is a race; note the
-        reader."""
+        reader (a store only when the entry changes: a thread rereading is the common
+        case)."""
         sh = self.shadows[buf]
         flat = E.Var("flat", "int64")
         w, r = E.Var("writer", "int64"), E.Var("reader", "int64")
-        scale = E.IntImm(EPOCH_SCALE, "int64")
-        who = E.FloorMod(w, scale, "int64")
-        many = self.epoch * scale + E.IntImm(MANY_READERS, "int64")
-        noted = E.Select(self._entry_is_other(r), many, self._mine(), "int64")
+        many = self.epoch + E.IntImm(MANY_READERS, "int64")
+        noted = E.Select(E.GE(r, self.epoch, "bool"), many, self._mine(), "int64")
+        changed = E.And(E.NE(r, self._mine(), "bool"), E.NE(r, many, "bool"), "bool")
         body = N.seq(
             N.IfThenElse(
-                E.LT(E.FloorDiv(w, scale, "int64"), self.block_epoch, "bool"),
+                E.LT(w, self.block_epoch, "bool"),
                 self.rep.fail(UNINITIALIZED, buf, indices, defer=True),
             ),
             N.IfThenElse(
-                self._entry_is_other(w),
-                self.rep.fail(RACE, buf, indices, other=who, kind=READ_AFTER_WRITE),
+                self._other_now(w),
+                self.rep.fail(RACE, buf, indices, other=self._who(w), kind=READ_AFTER_WRITE),
             ),
             N.LetStmt(
                 r,
                 N.BufferLoad(sh.reader, (flat,), "int64"),
-                N.BufferStore(sh.reader, noted, (flat,)),
+                N.IfThenElse(changed, N.BufferStore(sh.reader, noted, (flat,))),
             ),
         )
         load_w = N.LetStmt(w, N.BufferLoad(sh.writer, (flat,), "int64"), body)
@@ -220,21 +222,18 @@ class Instrument:
         changes = E.NE(N.BufferLoad(buf, indices, buf.dtype), value, "bool")
         flat = E.Var("flat", "int64")
         w, r = E.Var("writer", "int64"), E.Var("reader", "int64")
-        scale = E.IntImm(EPOCH_SCALE, "int64")
         body = N.seq(
             N.IfThenElse(
-                E.And(self._entry_is_other(w), changes, "bool"),
-                self.rep.fail(
-                    RACE, buf, indices, other=E.FloorMod(w, scale, "int64"), kind=WRITE_AFTER_WRITE
-                ),
+                E.And(self._other_now(w), changes, "bool"),
+                self.rep.fail(RACE, buf, indices, other=self._who(w), kind=WRITE_AFTER_WRITE),
             ),
             N.IfThenElse(
-                E.And(self._entry_is_other(r), changes, "bool"),
-                self.rep.fail(
-                    RACE, buf, indices, other=E.FloorMod(r, scale, "int64"), kind=WRITE_AFTER_READ
-                ),
+                E.And(self._other_now(r), changes, "bool"),
+                self.rep.fail(RACE, buf, indices, other=self._who(r), kind=WRITE_AFTER_READ),
             ),
-            N.BufferStore(sh.writer, self._mine(), (flat,)),
+            N.IfThenElse(
+                E.NE(w, self._mine(), "bool"), N.BufferStore(sh.writer, self._mine(), (flat,))
+            ),
         )
         loads = N.LetStmt(
             w,

@@ -23,7 +23,7 @@ from ...dsl import expr as E
 from ...errors import GPUBarrierError
 from ...ir import gpu, nodes as N
 from ...ir.visitor import IRMutator
-from .report import BARRIER, Reporter
+from .report import BARRIER, EPOCH_SCALE, Reporter
 from .spmd import Indices, has_barrier, unlinear
 from .uniform import static_values, thread_dependent
 
@@ -102,7 +102,9 @@ class Fission:
             return N.NOP
         buf = self.epoch[0]
         zero = (E.IntImm(0, "int32"),)
-        step = N.BufferStore(buf, N.BufferLoad(buf, zero, "int64") + E.IntImm(1, "int64"), zero)
+        step = N.BufferStore(
+            buf, N.BufferLoad(buf, zero, "int64") + E.IntImm(EPOCH_SCALE, "int64"), zero
+        )
         return N.seq(self.rep.pending(), step)
 
     def block_start(self) -> N.Stmt:

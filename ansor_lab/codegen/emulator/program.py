@@ -29,6 +29,9 @@ from .fission import Fission
 from .report import Reporter, raise_report, report_buffer
 from .spmd import Indices, to_spmd
 
+#: LLVM's optimization level in check mode (settable for measurements): its programs
+#: are compiled for a run or two, and O1 compiles several times faster than O3
+OPT_LEVEL = 1
 #: the integer poison of shared memory in check mode (a float one is NaN)
 INT_POISON = 0x5EADBEEF
 
@@ -134,7 +137,11 @@ class EmulatedProgram:
         # check mode tests every access itself, with the block and thread in the report
         self.func = prepare(func, target, bounds=not check)
         threads = max(1, target.num_cores) if parallel and not check else 1
-        self.compiled = compile_func(self.func, target, CodegenOptions(num_threads=threads))
+        self.compiled = compile_func(
+            self.func,
+            target,
+            CodegenOptions(num_threads=threads, opt_level=OPT_LEVEL if check else 3),
+        )
         n = len(self.func.params)
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(
             self.compiled.entry_address

@@ -32,7 +32,7 @@ OUT_OF_BOUNDS, RACE, BARRIER, UNINITIALIZED = 1, 2, 3, 4
 READ_AFTER_WRITE, WRITE_AFTER_WRITE, WRITE_AFTER_READ = 1, 2, 3
 #: the shadow's "reader" when several threads read an element in one phase
 MANY_READERS = 0xFFFF
-#: shadow entries pack (epoch, thread) as epoch * EPOCH_SCALE + thread
+#: the step of the epoch: shadow entries pack (epoch, thread) as epoch + thread
 EPOCH_SCALE = 0x10000
 
 
