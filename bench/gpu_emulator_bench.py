@@ -114,7 +114,8 @@ def emulator_speed(repeat: int = 3) -> list[dict]:
     inputs, ref = _inputs()
     rows = []
     print(f"\nemulator: tutorial conv2d ({FLOP / 1e9:.3f} GFLOP), median of {repeat} runs")
-    print(f"{'schedule':8s} {'mode':22s} {'compile s':>9s} {'run s':>7s} {'cpu s':>7s} {'GFLOP/s':>8s}")
+    print(f"{'schedule':8s} {'mode':22s} {'compile s':>9s} {'run s':>7s} "
+          f"{'cpu s':>7s} {'GFLOP/s':>8s}")  # fmt: skip
     for shared in (True, False):
         s, args = conv2d_schedule(shared)
         program = split_kernels(tvm.lower(s, args)["main"])

@@ -10,7 +10,8 @@ branch is taken):
   element) holding ``epoch + thread`` of the last writer and of the last reader
   (``MANY_READERS`` for the thread when several threads read it). The epoch grows by
   ``EPOCH_SCALE`` (more than any thread number) at every barrier and at every block's
-  start, so an entry ``>= epoch`` was made between the same two barriers. Threads of a phase run one after another, so checking each access
+  start, so an entry ``>= epoch`` was made between the same two barriers. Threads of a
+  phase run one after another, so checking each access
   against the entries left by the threads before it finds every pair: a read of an element
   another thread wrote, a write of one another thread wrote or read (``GPURaceError``).
   A read of an element whose writer entry is older than the block (no thread of this
