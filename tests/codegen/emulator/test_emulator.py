@@ -191,3 +191,46 @@ def test_arguments_are_checked():
         emulate(func, [np.zeros((4, 31), "float32"), np.zeros(4, "float32")])
     with pytest.raises(RuntimeArgumentError, match="KernelProgram"):
         emulate("main", [])
+
+
+@pytest.mark.parametrize("fetch_y", [False, True])
+def test_te_matmul_with_shared_tiles_from_the_gpu_lowering(fetch_y):
+    """TVM's GEMM recipe: local accumulator, shared tiles of A and B filled cooperatively
+    at the outer reduction loop (the lowering sizes them for the block and puts the
+    barriers). With ``fetch_y=False`` the fetch is bound to threadIdx.x only, so every
+    row of threads writes the same tile: the same values, which is no race."""
+    n = 64
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    C = topi.nn.matmul(A, B)
+    s = te.create_schedule(C.op)
+    CL = s.cache_write(C, "local")
+    AA = s.cache_read(A, "shared", [CL])
+    BB = s.cache_read(B, "shared", [CL])
+    i, j = C.op.axis
+    bi, ti = s[C].split(i, factor=8)
+    bj, tj = s[C].split(j, factor=8)
+    s[C].reorder(bi, bj, ti, tj)
+    for ax, tag in (
+        (bi, "blockIdx.y"),
+        (bj, "blockIdx.x"),
+        (ti, "threadIdx.y"),
+        (tj, "threadIdx.x"),
+    ):
+        bind(s, C, ax, tag)
+    s[CL].compute_at(s[C], tj)
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=8)
+    for T in (AA, BB):
+        s[T].compute_at(s[CL], ko)
+        rest, fx = s[T].split(s[T].fuse(*s[T].op.axis), factor=8)
+        bind(s, T, fx, "threadIdx.x")
+        if fetch_y:
+            _, fy = s[T].split(rest, factor=8)
+            bind(s, T, fy, "threadIdx.y")
+    func = tvm.lower(s, [A, B, C])["main"]
+    assert "tvm_storage_sync" in str(func)
+    kernel = split_kernels(func).kernels[0]
+    assert [b.shape for b in kernel.shared] in ([(8, 8), (8, 8)],)
+    a, b = rand(n, n), rand(n, n)
+    got = both_modes(func, [a, b, np.zeros((n, n), "float32")], 2)
+    np.testing.assert_allclose(got[0], a @ b, rtol=1e-4, atol=1e-5)
