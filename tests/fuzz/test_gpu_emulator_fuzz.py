@@ -8,7 +8,12 @@ reference and no check may fire (a race, an out-of-bounds access or a divergent 
 in a program the lowering made is a bug of the lowering or the emulator). Every fifth
 program also runs without checks, blocks in parallel, and must give the same result.
 
-The quick tier runs ~20 programs; the slow tier (``-m slow``) 300 and more.
+A second property tests the checks themselves: one barrier of a random program with
+shared tiles is removed; check mode must then either report an error of ours or still
+give the right result (the barrier was not needed), never a silently wrong output.
+
+The quick tier runs ~20 programs (and 8 with a barrier removed); the slow tier
+(``-m slow``) 300 (and 60).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ import ansor_lab as tvm
 from ansor_lab import te
 from ansor_lab.codegen.emulator import emulate
 from ansor_lab.codegen.gpu_verify import check_gpu_program
-from ansor_lab.errors import GPUScheduleError, LoweringError, ScheduleError
+from ansor_lab.errors import GPUEmulationError, GPUScheduleError, LoweringError, ScheduleError
+from ansor_lab.ir import gpu, nodes as N
+from ansor_lab.ir.visitor import IRMutator, walk_stmts
 
 GPU_NAMES = [
     "matmul",
@@ -53,9 +60,7 @@ def _arrays(w) -> tuple[list, list]:
     return arrays, outs
 
 
-def fuzz_one(name: str, chooser, parallel_too: bool) -> bool:
-    """Schedule, lower, emulate and compare one random program; False when the random
-    schedule is one the library refuses (with its own error)."""
+def _lowered(name: str, chooser):
     w = workload(name)
     try:
         gs = random_gpu_schedule(w.args, chooser)
@@ -63,9 +68,18 @@ def fuzz_one(name: str, chooser, parallel_too: bool) -> bool:
         check_gpu_program(func, "cuda")
     except (ScheduleError, LoweringError, GPUScheduleError) as err:
         note(f"refused: {err}")
-        return False
+        return w, None
     note(f"{name}: {'; '.join(gs.notes)}")
     note(str(func))
+    return w, func
+
+
+def fuzz_one(name: str, chooser, parallel_too: bool) -> bool:
+    """Schedule, lower, emulate and compare one random program; False when the random
+    schedule is one the library refuses (with its own error)."""
+    w, func = _lowered(name, chooser)
+    if func is None:
+        return False
     arrays, outs = _arrays(w)
     emulate(func, arrays, check=True)
     compare(w, outs)
@@ -74,6 +88,56 @@ def fuzz_one(name: str, chooser, parallel_too: bool) -> bool:
         emulate(func, arrays, check=False)
         compare(w, outs)
     return True
+
+
+class _DropBarrier(IRMutator):
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def stmt_Evaluate(self, s: N.Evaluate) -> N.Stmt:
+        if gpu.is_barrier(s):
+            self.k -= 1
+            if self.k == -1:
+                return N.NOP
+        return s
+
+
+def fuzz_dropped_barrier(name: str, chooser, pick: int) -> str:
+    """Remove barrier number ``pick`` (modulo their count) of a random program; check
+    mode reports an error or the output is still right. Returns what happened."""
+    w, func = _lowered(name, chooser)
+    if func is None:
+        return "refused"
+    count = sum(1 for s in walk_stmts(func.body) if gpu.is_barrier(s))
+    if not count:
+        return "no barrier"
+    func = func.with_body(_DropBarrier(pick % count).visit_stmt(func.body))
+    arrays, outs = _arrays(w)
+    try:
+        emulate(func, arrays, check=True)
+    except GPUEmulationError as err:
+        note(f"caught: {err}")
+        return type(err).__name__
+    compare(w, outs)
+    return "still right"
+
+
+SHARED_NAMES = ["matmul", "batch_matmul", "conv2d", "depthwise_conv2d", "int_reduce"]
+
+
+def _run_dropped(data) -> None:
+    name = data.draw(st.sampled_from(SHARED_NAMES), label="workload")
+    pick = data.draw(st.integers(0, 7), label="barrier")
+    fuzz_dropped_barrier(name, _SharedChooser(data), pick)
+
+
+class _SharedChooser(HypothesisChooser):
+    """Always a local accumulator with shared tiles (the programs that have barriers)."""
+
+    def boolean(self, label: str = "") -> bool:
+        if label in ("local cache", "shared inputs"):
+            return True
+        return super().boolean(label)
 
 
 def _run(data, n_label: str) -> None:
@@ -95,7 +159,7 @@ def test_gpu_schedules_emulate_equal_to_numpy(data):
 
 @pytest.mark.slow
 @settings(
-    max_examples=330,
+    max_examples=300,
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),
@@ -103,3 +167,16 @@ def test_gpu_schedules_emulate_equal_to_numpy(data):
 @given(st.data())
 def test_gpu_schedules_emulate_equal_to_numpy_slow(data):
     _run(data, "slow")
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_dropped_barrier_is_reported_or_harmless(data):
+    _run_dropped(data)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_dropped_barrier_is_reported_or_harmless_slow(data):
+    _run_dropped(data)
