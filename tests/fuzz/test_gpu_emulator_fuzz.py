@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from fuzz_workloads import compare, workload
 from gpu_schedule_gen import random_gpu_schedule
-from hypothesis import HealthCheck, given, note, settings, strategies as st
+from hypothesis import HealthCheck, event, given, note, settings, strategies as st
 from schedule_gen import HypothesisChooser
 
 import ansor_lab as tvm
@@ -128,7 +128,7 @@ SHARED_NAMES = ["matmul", "batch_matmul", "conv2d", "depthwise_conv2d", "int_red
 def _run_dropped(data) -> None:
     name = data.draw(st.sampled_from(SHARED_NAMES), label="workload")
     pick = data.draw(st.integers(0, 7), label="barrier")
-    fuzz_dropped_barrier(name, _SharedChooser(data), pick)
+    event(f"{name}: {fuzz_dropped_barrier(name, _SharedChooser(data), pick)}")
 
 
 class _SharedChooser(HypothesisChooser):
@@ -143,7 +143,8 @@ class _SharedChooser(HypothesisChooser):
 def _run(data, n_label: str) -> None:
     name = data.draw(st.sampled_from(GPU_NAMES), label="workload")
     parallel_too = data.draw(st.integers(0, 4), label="also unchecked") == 0
-    fuzz_one(name, HypothesisChooser(data), parallel_too)
+    ran = fuzz_one(name, HypothesisChooser(data), parallel_too)
+    event(f"{name}: {'emulated' if ran else 'refused'}")
 
 
 @settings(
