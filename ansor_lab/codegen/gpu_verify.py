@@ -11,6 +11,8 @@ what to write instead for:
 - a thread axis bound twice on one path (two nested loops of one stage bound to the
   same tag; a stage computed inside another stage's thread loop may bind its own loop to
   the same tag: that is cooperative fetching, the loop variable *is* the thread index);
+- a cross-thread reduction on fewer threads than its kernel launches (the others would
+  skip its barriers);
 - a reduction raced across threads: a statement accumulating into a shared or global
   element (``X[i] = X[i] + ...``) inside a threadIdx loop whose index does not pick the
   element, so every thread of that loop adds into the same one at once (bind a reduction
@@ -27,6 +29,7 @@ from typing import Any
 from ..dsl import expr as E
 from ..errors import GPUScheduleError
 from ..ir import gpu, nodes as N
+from ..ir.visitor import walk_stmts
 from .kernel_form import KernelProgram, split_kernels
 from .target import as_target
 
@@ -56,7 +59,30 @@ def check_gpu_program(func: N.PrimFunc, target: Any = None) -> KernelProgram:
                 "into 'local' instead"
             )
         _check_paths(k.body, where)
+        _check_cross_thread(k, where)
     return program
+
+
+def _check_cross_thread(k, where: str) -> None:
+    """A cross-thread reduction must run on every thread its kernel launches on its tag."""
+    for blk in walk_stmts(k.body):
+        if not isinstance(blk, N.Block):
+            continue
+        names = dict(blk.annotations).get("cross_thread_reduction")
+        if not names:
+            continue
+        for s in walk_stmts(blk.body):
+            if not (isinstance(s, N.For) and s.loop_var.name in names.split(",")):
+                continue
+            launched = k.extent(s.thread_tag)
+            if isinstance(s.extent, E.IntImm) and s.extent.value != launched:
+                raise GPUScheduleError(
+                    f"{where}: the cross-thread reduction of stage {blk.name!r} runs on "
+                    f"{s.extent.value} of the {launched} {s.thread_tag} threads the kernel "
+                    "launches; the others would skip its barriers. Split its reduction "
+                    f"loop by {launched} (the same thread count as the other stages of the "
+                    "kernel)"
+                )
 
 
 def _check_shared_outside(func: N.PrimFunc) -> None:
