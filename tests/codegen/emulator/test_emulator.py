@@ -234,3 +234,54 @@ def test_te_matmul_with_shared_tiles_from_the_gpu_lowering(fetch_y):
     a, b = rand(n, n), rand(n, n)
     got = both_modes(func, [a, b, np.zeros((n, n), "float32")], 2)
     np.testing.assert_allclose(got[0], a @ b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [32, 24])
+def test_row_sum_cross_thread_reduction(threads):
+    """A reduction loop bound to threadIdx.x: per-thread partials, a shared tree with
+    barriers, thread 0 stores (24 threads: a tree over a non-power of two)."""
+    A = te.placeholder((5, 1000), name="A")
+    k = te.reduce_axis((0, 1000), name="k")
+    B = te.compute((5,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=threads)
+    bind(s, B, B.op.axis[0], "blockIdx.x")
+    bind(s, B, ki, "threadIdx.x")
+    func = tvm.lower(s, [A, B])["main"]
+    a = rand(5, 1000)
+    got = both_modes(func, [a, np.zeros(5, "float32")], 1)
+    np.testing.assert_allclose(got[0], a.sum(1), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_cross_thread_reductions_tvm_schedule():
+    """TVM's topi.cuda softmax schedule: rfactor + bind for the max and the sum."""
+    n, m, num_thread = 6, 1000, 64
+    x = te.placeholder((n, m), name="x")
+    k = te.reduce_axis((0, m), name="k")
+    max_elem = te.compute((n,), lambda i: te.max(x[i, k], axis=k), name="max_elem")
+    e = te.compute((n, m), lambda i, j: te.exp(x[i, j] - max_elem[i]), name="exp")
+    k2 = te.reduce_axis((0, m), name="k2")
+    expsum = te.compute((n,), lambda i: te.sum(e[i, k2], axis=k2), name="expsum")
+    out = te.compute((n, m), lambda i, j: e[i, j] / expsum[i], name="softmax")
+    s = te.create_schedule(out.op)
+    block_x = te.thread_axis("blockIdx.x")
+    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
+    xo, _ = s[out].split(out.op.axis[1], nparts=num_thread)
+    s[out].bind(xo, thread_x)
+    s[out].bind(out.op.axis[0], block_x)
+    for red in (expsum, max_elem):
+        _, ki = s[red].split(red.op.reduce_axis[0], factor=num_thread)
+        RF = s.rfactor(red, ki)
+        s[red].bind(s[red].op.axis[0], block_x)
+        s[red].bind(s[red].op.reduce_axis[0], thread_x)
+        s[RF].compute_at(s[red], s[red].op.reduce_axis[0])
+        s[red].set_store_predicate(thread_x.var.equal(0))
+    s[e].bind(e.op.axis[0], block_x)
+    _, xi = s[e].split(e.op.axis[1], factor=num_thread)
+    s[e].bind(xi, thread_x)
+    func = tvm.lower(s, [x, out])["main"]
+    assert len(split_kernels(func).kernels) == 4
+    xv = rand(n, m) * 5
+    got = both_modes(func, [xv, np.zeros((n, m), "float32")], 1)
+    ref = np.exp(xv - xv.max(1, keepdims=True))
+    np.testing.assert_allclose(got[0], ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-8)
