@@ -85,9 +85,7 @@ def tile_output(s, out, choose: Chooser, notes: list) -> None:
     for k, ax in enumerate(axes):
         fi = choose.choice(INNER_FACTORS, f"inner{k}")
         ft = choose.choice(THREAD_FACTORS, f"thread{k}")
-        # no virtual threads around shared tiles: the barrier pass misses the barriers a
-        # vthread loop around the thread loops needs (the emulator reports the race)
-        fv = 1 if shared_inputs else choose.choice((1, 2), f"vthread{k}")
+        fv = choose.choice((1, 2), f"vthread{k}")
         factors.append(ft)
         rest, inner = stage.split(ax, factor=fi)
         rest, thr = stage.split(rest, factor=ft)
