@@ -179,3 +179,8 @@ class OutOfScopeError(AnsorLabError, NotImplementedError):
 
 class DiscardedResultWarning(UserWarning):
     """A computed buffer is not an argument: its work is done, its values are thrown away."""
+
+
+class GPUUninitializedError(GPUEmulationError):
+    """A thread read a shared-memory element no thread of its block had written (a GPU
+    reads garbage there: a cooperative fetch that covers less than its readers use)."""
