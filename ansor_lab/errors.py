@@ -117,3 +117,13 @@ class MeasureError(AnsorLabError, RuntimeError):
 
 class GPUScheduleError(ScheduleError):
     """A schedule a GPU cannot run as written (unbound stage, thread limits, shared memory)."""
+
+
+class GPUUnavailableError(AnsorLabError, RuntimeError):
+    """A step needs a real CUDA GPU (and pycuda) and this machine has none; the message
+    names the alternative (``auto_scheduler.EmulatedRunner()``, ``module.emulate``)."""
+
+
+class MixedTimingError(RecordError):
+    """Records of one task mix estimated (emulated GPU) and measured costs, which are not
+    comparable; the message says how many of each and how to keep one kind."""

@@ -54,6 +54,13 @@ def build_worker(payload: dict) -> dict:
     try:
         target = Target(payload["target"])
         func = prepare(func, target)  # the same pipeline as tvm.build
+        params = [(b.name, list(b.shape), b.dtype) for b in func.params]
+        if target.kind == "cuda":  # built for the GPU, never as a CPU object file
+            from .gpu_build import build_cuda
+
+            built = build_cuda(func, target)
+            built.update(entry=func.name, params=params, time=time.perf_counter() - start)
+            return built
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001
@@ -62,13 +69,13 @@ def build_worker(payload: dict) -> dict:
             "error_msg": traceback.format_exc(limit=8),
             "time": time.perf_counter() - start,
         }
-    params = [(b.name, list(b.shape), b.dtype) for b in func.params]
     return {
         "error_no": 0,
         "error_msg": "",
         "obj": obj,
         "entry": func.name,
         "params": params,
+        "target": str(target),
         "time": time.perf_counter() - start,
     }
 

@@ -337,6 +337,10 @@ class SketchPolicy:
         """Record measurements and retrain the cost model."""
         start = time.perf_counter()
         feats, costs = [], []
+        note = getattr(self.model, "note_timing", None)  # a user's model may not have it
+        if note is not None:
+            good = [r for r in results if r.error_no == 0]
+            note([self.task.workload_key] * len(good), [r.estimated for r in good], "tuning")
         for inp, res in zip(inputs, results):
             cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None else None
             cost = res.mean_cost
@@ -365,7 +369,12 @@ class SketchPolicy:
         n = 0
         feats, costs = [], []
         unknown_sketch = 0
-        for inp, res in task_records(filename, self.task, "PreloadMeasuredStates"):
+        records = list(task_records(filename, self.task, "PreloadMeasuredStates"))
+        note = getattr(self.model, "note_timing", None)
+        if note is not None:
+            good = [r for _, r in records if r.error_no == 0]
+            note([self.task.workload_key] * len(good), [r.estimated for r in good], filename)
+        for inp, res in records:
             if inp.sketch is None:
                 continue
             if inp.sketch >= len(self.sketches):
