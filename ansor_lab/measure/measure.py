@@ -20,8 +20,8 @@ from typing import Any
 
 from ..codegen.target import Target
 from ..dsl.tensor import PlaceholderOp
-from .preflight import EMULATED_HINT, require_gpu, wrong_device
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
+from .preflight import EMULATED_HINT, require_gpu, wrong_device
 from .record_check import MAX_COST_S, MIN_COST_S
 from .records import ErrorNo, MeasureInput, MeasureResult
 

@@ -21,8 +21,8 @@ from ..measure.measure import (
 )
 from .cost_model import RandomForestModel
 from .policy import PreloadMeasuredStates, SketchPolicy
-from .task import TaskError
 from .preflight import preflight
+from .task import TaskError
 from .tune import TuneSession
 
 
