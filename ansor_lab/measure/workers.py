@@ -195,6 +195,16 @@ def _run(state: _RunnerState, msg: dict) -> dict:
 
 
 _STATE = _RunnerState()
+_EMU = None  # the GPU emulator's state (emulate_worker.EmulatorState), made on first use
+
+
+def _emu_state():
+    global _EMU
+    if _EMU is None:
+        from .emulate_worker import EmulatorState
+
+        _EMU = EmulatorState()
+    return _EMU
 
 
 def handle(msg: dict) -> dict | None:
@@ -210,6 +220,14 @@ def handle(msg: dict) -> dict | None:
             return {"error_no": 0}
         if kind == "run":
             return _run(_STATE, msg)
+        if kind == "emu_setup":
+            from . import emulate_worker
+
+            return emulate_worker.setup(_emu_state(), msg)
+        if kind == "emulate":
+            from . import emulate_worker
+
+            return emulate_worker.check(_emu_state(), msg)
         if kind == "ping":
             return {"error_no": 0, "pid": __import__("os").getpid()}
         return {"error_no": int(ErrorNo.UNKNOWN_ERROR), "error_msg": f"unknown request {kind}"}
