@@ -25,6 +25,7 @@ from ..ir.simplify import simplify_stmt
 from ..ir.verify import verify
 from .argument_cover import box_counts, first_unwritten
 from .bounds import BoundInference, permute
+from .gpu_lower import lower_gpu
 from .loop_kinds import PARALLEL, REDUCE, SPATIAL, UNROLL, VECTORIZE
 from .state import After, At, Nested, Stage, State, ThreadBinding
 
@@ -337,6 +338,7 @@ def lower_state(
     func = _Lowerer(state, list(args), name).run()
     if simplify:
         func = func.with_body(simplify_stmt(func.body))
+    func = lower_gpu(func)
     if check:  # the search lowers thousands of candidates for features only: it skips this
         verify(func)
     return func
