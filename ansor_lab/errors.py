@@ -120,8 +120,8 @@ class GPUScheduleError(ScheduleError):
 
 
 class GPUUnavailableError(AnsorLabError, RuntimeError):
-    """A step needs a real CUDA GPU (and pycuda) and this machine has none; the message
-    names the alternative (``auto_scheduler.EmulatedRunner()``, ``module.emulate``)."""
+    """A step needs a CUDA GPU (and pycuda) and this machine has none usable; the message
+    names what runs without one (``mod.emulate(...)``, ``auto_scheduler.EmulatedRunner()``)."""
 
 
 class MixedTimingError(RecordError):

@@ -21,7 +21,7 @@ from typing import Any
 from ..codegen.target import Target
 from ..dsl.tensor import PlaceholderOp
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
-from .preflight import EMULATED_HINT, require_gpu, wrong_device
+from .preflight import require_gpu, wrong_device
 from .record_check import MAX_COST_S, MIN_COST_S
 from .records import ErrorNo, MeasureInput, MeasureResult
 
@@ -68,6 +68,14 @@ class ProgramRunner:
 
     setup_key: str | None = None
     check_correctness: bool = False
+
+    def check_task(self, task: Any) -> None:
+        """Refuse, before anything is built, a task this runner cannot measure here: a
+        CUDA task without a usable GPU (GPUUnavailableError naming the emulated runner)."""
+        if getattr(task.target, "kind", "") == "cuda":
+            from ..runtime.cuda_support import require_gpu  # noqa: PLC0415 - pycuda is lazy
+
+            require_gpu("LocalRunner measuring a CUDA task")
 
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
         """Prepare inputs (and reference outputs when checking) for a task."""
@@ -228,7 +236,12 @@ class LocalRunner(ProgramRunner):
             used = self._runs > 0
             self._runs += 1
             try:
-                return self._worker.call(msg, timeout=timeout)
+                reply = self._worker.call(msg, timeout=timeout)
+                if reply.get("restart_worker"):
+                    # a CUDA fault leaves the process's context dead: the next candidate
+                    # gets a fresh process (set up again by the loop above)
+                    self._worker.kill()
+                return reply
             except WorkerTimeout:
                 return {
                     "error_no": int(ErrorNo.RUN_TIMEOUT),
@@ -243,12 +256,23 @@ class LocalRunner(ProgramRunner):
                 }
         raise AssertionError("unreachable")
 
+    def check_task(self, task: Any) -> None:
+        """Refuse, before anything is built, a task this runner cannot measure here: a
+        CUDA task without a usable GPU (GPUUnavailableError naming the emulated runner)."""
+        if getattr(task.target, "kind", "") == "cuda":
+            from ..runtime.cuda_support import require_gpu  # noqa: PLC0415 - pycuda is lazy
+
+            require_gpu("LocalRunner measuring a CUDA task")
+
     def setup(self, task: Any, params: list, outputs: list[int]) -> None:
         """Prepare inputs (and the reference outputs when checking) for a task.
 
-        A failure does not raise: ``setup_error`` says why, every candidate run before the
+        A CUDA task needs a GPU here: without one this raises GPUUnavailableError before
+        anything runs, naming ``auto_scheduler.EmulatedRunner``. Any other failure does not
+        raise: ``setup_error`` says why, every candidate run before the
         next successful setup is an error record saying so, and the next batch tries again.
         """
+        self.check_task(task)
         self._setup_msg = {
             "kind": "setup",
             "target": str(task.target),
@@ -260,8 +284,6 @@ class LocalRunner(ProgramRunner):
         }
         self.setup_key = None
         self.setup_error = None
-        if str(task.target).split()[:1] == ["cuda"]:
-            require_gpu("LocalRunner")  # never time a CUDA task's candidates on the CPU
         if self._setup_worker() is None:
             self.setup_key = task.workload_key
 
@@ -275,15 +297,6 @@ class LocalRunner(ProgramRunner):
         for k, b in enumerate(builds):
             if b.error_no != 0 or b.obj is None:
                 reply = {"error_no": b.error_no, "error_msg": b.error_msg, "costs": []}
-            elif b.target and b.target.split()[:1] != ["llvm"]:
-                # this process times CPU object files only; the GPU is timed by the GPU
-                # runner (pycuda): a CUDA build is never timed here
-                reply = {
-                    "error_no": int(ErrorNo.RUNTIME_DEVICE),
-                    "error_msg": f"LocalRunner times CPU programs; this build is for "
-                    f"{b.target!r}. {EMULATED_HINT}",
-                    "costs": [],
-                }
             elif self.setup_error is not None:
                 reply = self._setup_failure()
             else:
@@ -360,6 +373,9 @@ class ProgramMeasurer:
         measurement finishes; the others get the batch at the end (TVM's callback form).
         """
         start = time.perf_counter()
+        check = getattr(self.runner, "check_task", None)
+        if check is not None and self.runner.setup_key != task.workload_key:
+            check(task)  # e.g. a CUDA task and no GPU: raise before building anything
         payloads = [
             {
                 "dag": task.dag_json,

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GPUUnavailableError, MeasureError, TaskError
-from ..runtime.cuda_support import cuda_available
+from ..errors import MeasureError, TaskError
 
 EMULATED_HINT = (
     "Without a GPU, tune with runner=auto_scheduler.EmulatedRunner(): it checks each "
@@ -28,13 +27,10 @@ EMULATED_HINT = (
 
 
 def require_gpu(who: str) -> None:
-    """Raise GPUUnavailableError unless pycuda sees a CUDA GPU here."""
-    if not cuda_available():
-        raise GPUUnavailableError(
-            f"{who}: this CUDA task needs a CUDA GPU and pycuda to time its kernels, and "
-            f"none is usable on this machine (pip install 'ansor_lab[cuda]' on a machine "
-            f"with an NVIDIA driver). {EMULATED_HINT}"
-        )
+    """Raise GPUUnavailableError unless pycuda sees a CUDA GPU here (naming the emulator)."""
+    from ..runtime import cuda_support  # noqa: PLC0415 - its pycuda import is lazy
+
+    cuda_support.require_gpu(who)
 
 
 def runner_device_kinds(runner: Any) -> tuple:

@@ -53,14 +53,12 @@ def build_worker(payload: dict) -> dict:
         }
     try:
         target = Target(payload["target"])
+        if target.kind == "cuda":  # built as CUDA, never as a CPU program (issue 24)
+            from .cuda_worker import build_cuda_candidate
+
+            return build_cuda_candidate(func, target, start)
         func = prepare(func, target)  # the same pipeline as tvm.build
         params = [(b.name, list(b.shape), b.dtype) for b in func.params]
-        if target.kind == "cuda":  # built for the GPU, never as a CPU object file
-            from .gpu_build import build_cuda
-
-            built = build_cuda(func, target)
-            built.update(entry=func.name, params=params, time=time.perf_counter() - start)
-            return built
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001
@@ -142,6 +140,11 @@ def _run(state: _RunnerState, msg: dict) -> dict:
             "error_msg": "the runner process was asked to run before it was set up "
             "(LocalRunner.setup first)",
         }
+    if isinstance(msg["obj"], dict) and msg["obj"].get("cuda"):
+        from .cuda_worker import run_cuda_candidate
+
+        # timed on the GPU: the measurer records only replies from the task's kind of device
+        return {**run_cuda_candidate(state, msg), "device": "cuda"}
     loaded = load_object(msg["obj"], msg["entry"], state.target)
     n = len(state.arrays)
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(loaded.entry_address)

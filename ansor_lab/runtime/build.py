@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codegen.llvm import CodegenOptions, compile_func
 from ..codegen.pipeline import prepare
@@ -16,6 +16,9 @@ from ..ir import nodes as N
 from ..schedule.lower import lower_state
 from ..schedule.te_schedule import Schedule
 from .module import Module
+
+if TYPE_CHECKING:
+    from .cuda_module import CUDAModule
 
 
 def _lower_func(
@@ -84,7 +87,7 @@ def build(
     record_thread_ids: bool = False,
     instrument_bound_checkers: bool = False,
     **unknown: Any,
-) -> Module:
+) -> Module | CUDAModule:
     """Compile a schedule (or PrimFunc / IRModule) for ``target`` ("llvm" by default).
 
     The result is called with numpy arrays or NDArrays, one per argument, outputs
@@ -99,6 +102,11 @@ def build(
     accepted when it is an LLVM (CPU) target, the host of every program built here;
     ``binds`` must be empty (buffers are always dense and row-major); ``runtime`` is
     ignored with a warning. Any other keyword is an ``UnknownKeywordError``.
+
+    For a CUDA target (``target="cuda"``, ``"cuda -arch=sm_80"``) the result is a
+    ``runtime.cuda_module.CUDAModule``: ``get_source("cuda")``, ``compiled``, ``emulate``;
+    calling it needs a GPU and pycuda (else GPUUnavailableError); ``fast_math`` selects
+    the fast float32 intrinsics and ``--use_fast_math``.
 
     The lowered function goes through ``codegen.pipeline.prepare`` (verify, unroll,
     legalise), as in the tuner's builder; ``f.get_source("tir")`` prints that form with
@@ -119,6 +127,10 @@ def build(
     try:
         # lowering's target-free check is skipped: prepare verifies for the target, once
         func = _lower_func(inp, args, name, check=False)
+        if tgt.kind == "cuda":
+            from .cuda_module import build_cuda  # noqa: PLC0415 - CUDA codegen on demand
+
+            return build_cuda(func, tgt, fast_math)
         if tgt.kind != "llvm":
             raise CodegenError(
                 f"building for {tgt.kind!r} is not available yet; build for target='llvm'"

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..dsl import dtypes
 from ..errors import RuntimeArgumentError
-from .cuda_support import cuda_available
+from .cuda_support import cuda_available, require_gpu
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,7 @@ class NDArray:
         """Copy into another NDArray, or to a new one on a device."""
         if isinstance(target, NDArray):
             return target.copyfrom(self)
+        _check_device(target, "NDArray.copyto(...)")  # type: ignore[arg-type]
         return NDArray(self._data.copy(), target)  # type: ignore[arg-type]
 
     def __array__(self, dtype=None, copy=None):
@@ -152,8 +153,20 @@ class NDArray:
         return f"<NDArray {self.shape} {self.dtype} @ {self.device}>\n{self._data!r}"
 
 
+def _check_device(device: Device | None, what: str) -> None:
+    """Arrays on a CUDA device need a GPU: without one this is the first step that fails.
+
+    An NDArray on ``tvm.cuda()`` keeps its contents in host memory; a CUDA module copies
+    them to the GPU for each call (``runtime.cuda_module``).
+    """
+    if device is not None and device.kind == "cuda":
+        require_gpu(f"{what} on {device}")
+
+
 def array(data: object, device: Device | None = None) -> NDArray:
-    """An NDArray holding a copy of ``data``."""
+    """An NDArray holding a copy of ``data`` (on ``tvm.cuda()`` only where a GPU is usable:
+    else GPUUnavailableError, as TVM fails to allocate on a missing device)."""
+    _check_device(device, "tvm.nd.array(...)")
     arr = np.asarray(data.numpy() if isinstance(data, NDArray) else data)
     if arr.dtype.name not in dtypes.SUPPORTED:
         raise RuntimeArgumentError(
@@ -163,7 +176,8 @@ def array(data: object, device: Device | None = None) -> NDArray:
 
 
 def empty(shape: object, dtype: str = "float32", device: Device | None = None) -> NDArray:
-    """An uninitialised NDArray."""
+    """An uninitialised NDArray (on ``tvm.cuda()`` only where a GPU is usable)."""
+    _check_device(device, "tvm.nd.empty(...)")
     return NDArray(aligned_empty(shape, dtype), device)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..measure.emulate_worker import EmulatorState, check, setup as emu_setup
 from ..measure.measure import ProgramRunner
 from ..measure.popen import PopenWorker, WorkerDied, WorkerTimeout
+from ..measure.preflight import check_runner
 from ..measure.records import ErrorNo
 from .gpu_model import estimate
 
@@ -45,6 +46,10 @@ class EmulatedRunner(ProgramRunner):
         self._setup_msg: dict | None = None
         self._task_target = None
         self.last_estimates: list = []  # GPUEstimate of each candidate of the last batch
+
+    def check_task(self, task: Any) -> None:
+        """Refuse a task that is not a CUDA task (the emulator runs CUDA kernels)."""
+        check_runner(task, self)
 
     def _call(self, msg: dict, timeout: float) -> dict:
         if not self.isolated:
