@@ -27,7 +27,6 @@ import numpy as np
 from ..codegen.kernel_form import KernelProgram, split_kernels
 from ..dsl import dtypes, expr as E
 from ..ir import gpu, nodes as N
-from ..ir.simplify import linear_form
 from ..ir.visitor import walk_stmts
 from .gpu_check import check_state, local_bytes, vthread_extent
 from .loopnest import LoopInfo, LoopNestWalker
@@ -73,8 +72,35 @@ def _flat(buf: N.Buffer, indices: tuple) -> E.PrimExpr | None:
     return total
 
 
+_INT_OPS = {
+    E.Add: lambda a, b: a + b,
+    E.Sub: lambda a, b: a - b,
+    E.Mul: lambda a, b: a * b,
+    E.FloorDiv: lambda a, b: a // b if b else None,
+    E.FloorMod: lambda a, b: a % b if b else None,
+    E.Min: min,
+    E.Max: max,
+}
+
+
+def _eval_int(e: E.PrimExpr, env: dict) -> int | None:
+    """The integer value of an index expression under ``env`` (None if it is not one)."""
+    if isinstance(e, E.IntImm):
+        return int(e.value)
+    if isinstance(e, E.Var):
+        return env.get(e)
+    op = _INT_OPS.get(type(e))
+    if op is None:
+        return None
+    a, b = _eval_int(e.a, env), _eval_int(e.b, env)
+    if a is None or b is None:
+        return None
+    return op(a, b)
+
+
 class _KernelWalker(LoopNestWalker):
-    """Per store: its global/shared accesses, their stride in threadIdx.x, its flops."""
+    """Per store: its global/shared accesses, their stride in threadIdx.x, its flops —
+    counted per thread (a loop bound to a thread or block index runs once per thread)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,6 +124,34 @@ class _KernelWalker(LoopNestWalker):
                 return lp.var
         return None
 
+    def _tx_stride(self, flat: E.PrimExpr | None) -> float:
+        """How far apart (in elements) two neighbouring threads' accesses are: the index
+        at threadIdx.x = t + 1 minus at t, the other loops at a few fixed points (fused
+        loops index with // and %, which a linear form cannot read); 1e6 when unknown."""
+        tx = self._tx()
+        if tx is None or flat is None:
+            return 0.0
+        others = [lp for lp in self.loops if lp.var is not tx]
+        worst = 0.0
+        for k in range(3):
+            env = {lp.var: (k * 7 + 3 * i) % max(1, lp.extent) for i, lp in enumerate(others)}
+            text = self._tx_extent() - 1
+            t0 = (k * 5) % max(1, text)
+            env[tx] = t0
+            a = _eval_int(flat, env)
+            env[tx] = t0 + 1
+            b = _eval_int(flat, env)
+            if a is None or b is None:
+                return 1e6
+            worst = max(worst, float(abs(b - a)))
+        return worst
+
+    def _tx_extent(self) -> int:
+        for lp in reversed(self.loops):
+            if self.tags.get(id(lp)) == "threadIdx.x":
+                return lp.extent
+        return 1
+
     def _access(self, buf: N.Buffer, indices: tuple, trips: float, is_load: bool) -> None:
         item = dtypes.itemsize(buf.dtype)
         if buf.scope == "shared":
@@ -109,20 +163,7 @@ class _KernelWalker(LoopNestWalker):
             self.load_bytes += trips * item
         else:
             self.store_bytes += trips * item
-        tx = self._tx()
-        stride = 0.0
-        if tx is not None:
-            flat = _flat(buf, indices)
-            form = linear_form(flat) if flat is not None else None
-            if form is None:
-                stride = 1e6
-            else:
-                for term, c in form[0].items():
-                    if term is tx:
-                        stride += abs(c)
-                    elif tx in E.free_vars(term):
-                        stride = 1e6
-                        break
+        stride = self._tx_stride(_flat(buf, indices))
         self.weighted += trips
         self.coalesced += trips if stride <= 1 else 0.0
         self.log_stride += trips * _log(stride)
@@ -169,7 +210,6 @@ def kernel_features(kernel, vthreads: int, warp: int) -> tuple[float, list[float
     threads = max(1, kernel.threads_per_block)
     blocks = max(1, kernel.num_blocks)
     barriers = sum(1 for s in walk_stmts(kernel.body) if gpu.is_barrier(s))
-    per_thread = 1.0 / (threads * blocks)
     row = [
         _log(threads),
         _log(blocks),
@@ -182,14 +222,15 @@ def kernel_features(kernel, vthreads: int, warp: int) -> tuple[float, list[float
         _log(barriers),
         float(w.vector_len),
         _log(w.auto_unroll),
-        _log(w.load_bytes * per_thread),
-        _log(w.store_bytes * per_thread),
-        _log(w.shared * per_thread),
+        _log(w.load_bytes),
+        _log(w.store_bytes),
+        _log(w.shared),
         w.coalesced / w.weighted if w.weighted else 1.0,
         w.log_stride / w.weighted if w.weighted else 0.0,
-        _log(w.flops * per_thread),
+        _log(w.flops),
     ]
-    return max(w.flops, w.load_bytes + w.store_bytes, 1.0), row
+    work = max(w.flops, w.load_bytes + w.store_bytes, 1.0) * threads * blocks
+    return work, row
 
 
 def gpu_features(func: N.PrimFunc, program: KernelProgram, warp: int = 32) -> np.ndarray:

@@ -5,12 +5,13 @@ on the GPU emulator where the emulator exists)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
 import numpy as np
 from workloads import conv2d_bias_relu, make_task, matmul, matmul_relu, row_sum
 
-from ansor_lab import te, topi
+from ansor_lab import auto_scheduler, te, topi
 from ansor_lab.codegen.kernel_form import split_kernels
 from ansor_lab.dsl.reference import reference_outputs
 from ansor_lab.dsl.tensor import PlaceholderOp, Tensor
@@ -90,6 +91,12 @@ GPU_WORKLOADS = {
 def gpu_task(name: str, target: str = GPU_TARGET):
     """A CUDA search task of workload ``name``."""
     return make_task(GPU_WORKLOADS[name](), target)
+
+
+@functools.cache
+def policy_of(name: str, target: str = GPU_TARGET):
+    """The SketchPolicy of a CUDA task of workload ``name`` (one per test process)."""
+    return auto_scheduler.SketchPolicy(gpu_task(name, target), seed=0, verbose=0)
 
 
 def has_emulator() -> bool:

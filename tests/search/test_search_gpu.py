@@ -7,11 +7,9 @@ in the checkout, computes what the numpy reference computes).
 
 from __future__ import annotations
 
-import functools
-
 import pytest
-from gpu_search_helpers import GPU_WORKLOADS, check_gpu_program, gpu_task
-from workloads import make_task, matmul, row_sum
+from gpu_search_helpers import GPU_WORKLOADS, check_gpu_program, policy_of
+from workloads import FAST_PARAMS, make_task, matmul, row_sum
 
 from ansor_lab import auto_scheduler, te
 from ansor_lab.codegen.kernel_form import split_kernels
@@ -30,12 +28,6 @@ from ansor_lab.search.gpu_sketch import (
     thread_choices,
 )
 from ansor_lab.search.space import Candidate
-
-
-@functools.cache
-def policy_of(name: str, target: str = "cuda"):
-    task = gpu_task(name, target)
-    return auto_scheduler.SketchPolicy(task, seed=0, verbose=0)
 
 
 def reduce_binding_supported() -> bool:
@@ -277,7 +269,8 @@ def test_mutations_keep_programs_valid_or_drop_them():
 
 
 def test_search_returns_only_valid_programs():
-    policy = policy_of("batch_matmul")
+    task = policy_of("batch_matmul").task
+    policy = auto_scheduler.SketchPolicy(task, seed=0, verbose=0, params=FAST_PARAMS)
     pop = policy.sample_initial_population(8)
     best = policy.evolutionary_search(pop, 6)
     assert len(best) == 6
