@@ -21,6 +21,7 @@ from ..measure.records import task_records
 from ..measure.timing import TimingGuard
 from ..schedule.lower import lower_state
 from .features import program_features
+from .gpu_features import cuda_features
 
 
 class CostModel:
@@ -197,9 +198,18 @@ class RandomForestModel(CostModel):
             except Exception:  # noqa: BLE001 - a record of another version: skip it
                 continue
 
-            func = lower_state(sch.state, sch.args, simplify=False)
             target = Target(inp.target)
-            feats.append(program_features(func, target.vector_bytes, target.num_cores))
+            if target.kind == "cuda":  # the features the policy computes for a CUDA task
+                from .task import HardwareParams  # noqa: PLC0415 - the same cycle as above
+
+                hw = HardwareParams.from_target(target)
+                f, _, _ = cuda_features(sch.state, sch.args, hw, target)
+                if f is None:
+                    continue
+                feats.append(f)
+            else:
+                func = lower_state(sch.state, sch.args, simplify=False)
+                feats.append(program_features(func, target.vector_bytes, target.num_cores))
             costs.append(res.mean_cost if res.error_no == 0 else float("inf"))
             groups.append(inp.workload_key)
             estimated.append(res.estimated)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,10 @@ from ..measure.records import MeasureInput, MeasureResult, task_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
+from .gpu_features import cuda_features
+from .gpu_postproc import apply_gpu_postproc
+from .gpu_sketch import annotate_gpu, gpu_rules
+from .postproc import apply_postproc
 from .sketch import Sketch, annotate_sampling, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -79,8 +83,17 @@ class SketchPolicy:
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.rng = random.Random(self.seed)
         self.verbose = verbose
+        self.is_gpu = getattr(getattr(task, "target", None), "kind", "llvm") == "cuda"
+        # candidates dropped as invalid (over the target's limits, refused by lowering or
+        # by replay), by reason: never measured, never a crash
+        self.invalid_counts: Counter = Counter()
         self.sketches = self.generate_sketches()
-        self.space = SearchSpace(self.sketches, task.make_schedule, seed=self.seed)
+        self.space = SearchSpace(
+            self.sketches,
+            task.make_schedule,
+            seed=self.seed,
+            postproc=apply_gpu_postproc if self.is_gpu else apply_postproc,
+        )
         self.measured: dict = {}  # candidate key -> mean cost (inf for errors)
         self.measured_candidates: list[tuple[float, Candidate]] = []
         self._features: OrderedDict = OrderedDict()
@@ -97,11 +110,18 @@ class SketchPolicy:
     # -- phase 1: sketches ------------------------------------------------------------
     def generate_sketches(self, print_for_debug: bool = False) -> list[Sketch]:
         """The task's sketches (program structures with open decisions)."""
-        cores = self.task.hardware_params.num_cores
-        sketches = generate_sketches(
-            lambda: self.task.make_schedule(seed=0),
-            annotate=lambda sch: annotate_sampling(sch, cores),
-        )
+        hw = self.task.hardware_params
+        if self.is_gpu:  # Ansor's GPU rules and annotation, within the target's limits
+            sketches = generate_sketches(
+                lambda: self.task.make_schedule(seed=0),
+                rules=gpu_rules(hw.max_threads_per_block, hw.warp_size),
+                annotate=lambda sch: annotate_gpu(sch, hw.max_threads_per_block),
+            )
+        else:
+            sketches = generate_sketches(
+                lambda: self.task.make_schedule(seed=0),
+                annotate=lambda sch: annotate_sampling(sch, hw.num_cores),
+            )
         if print_for_debug:
             for s in sketches:
                 print(s)
@@ -117,22 +137,30 @@ class SketchPolicy:
             tries += 1
             r = self.space.sample()
             if r is None:
+                self.invalid_counts["replay"] += 1
                 continue
             cand, sch = r
-            self._remember(cand, sch)
+            if self._remember(cand, sch) is None and self.is_gpu:
+                continue  # over the GPU's limits (counted in invalid_counts)
             out.append(cand)
         return out
 
     def _remember(self, cand: Candidate, sch: Any) -> np.ndarray | None:
         key = cand.key
         if key not in self._features:
-            try:
-                func = lower_state(sch.state, sch.args, simplify=False, check=False)
-                hw = self.task.hardware_params
-                feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
-                self._priors[key] = float(feats[-1])  # the analytic prior's score
-            except (LoweringError, ScheduleError):
-                feats = None
+            hw = self.task.hardware_params
+            if self.is_gpu:
+                feats, problems, prior = cuda_features(sch.state, sch.args, hw, self.task.target)
+                if problems:
+                    self.invalid_counts[_reason(problems[0])] += 1
+                self._priors[key] = prior
+            else:
+                try:
+                    func = lower_state(sch.state, sch.args, simplify=False, check=False)
+                    feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
+                    self._priors[key] = float(feats[-1])  # the analytic prior's score
+                except (LoweringError, ScheduleError):
+                    feats = None
             self._features[key] = feats
             self._traces[key] = sch.trace.as_json()
             while len(self._features) > 20000:
@@ -149,6 +177,7 @@ class SketchPolicy:
             sch = self.space.schedule(cand)
         except (ScheduleError, LoweringError, AnsorLabError):
             self._features[cand.key] = None
+            self.invalid_counts["replay"] += 1
             return None
         return self._remember(cand, sch)
 
@@ -254,7 +283,8 @@ class SketchPolicy:
             if r is None:
                 continue
             cand, sch = r
-            self._remember(cand, sch)
+            if self._remember(cand, sch) is None and self.is_gpu:
+                continue
             if cand.key not in seen:
                 chosen.append(cand)
                 seen.add(cand.key)
@@ -403,3 +433,20 @@ class SketchPolicy:
         if feats:
             self.model.update(feats, costs, [self.task.workload_key] * len(costs))
         return n
+
+
+def _reason(problem: str) -> str:
+    """The kind of a GPU check's problem, for ``SketchPolicy.invalid_counts``."""
+    for key in (
+        "threads per block",
+        "virtual threads",
+        "shared bytes",
+        "local bytes",
+        "global buffers",
+        "extent",
+        "lowering",
+        "kernels",
+    ):
+        if key in problem:
+            return key
+    return "other"

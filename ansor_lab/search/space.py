@@ -42,10 +42,16 @@ class SearchSpace:
     """The sketches of one task, and how to turn candidates into schedules."""
 
     def __init__(
-        self, sketches: list[Sketch], make_schedule: Callable[[], Schedule], seed: int | None = None
+        self,
+        sketches: list[Sketch],
+        make_schedule: Callable[[], Schedule],
+        seed: int | None = None,
+        postproc: Callable[[Schedule], None] = apply_postproc,
     ) -> None:
         self.sketches = sketches
         self.make_schedule = make_schedule
+        self.postproc = postproc  # the CPU's, or gpu_postproc.apply_gpu_postproc
+        self.replay_failures = 0  # sampled decisions the schedule refused
         self.rng = random.Random(seed)
         self._templates = [s.trace.as_json() for s in sketches]
         self._sampling = [
@@ -64,7 +70,7 @@ class SearchSpace:
         overrides = dict(zip(self._sampling[cand.sketch], cand.decisions))
         data.apply_to_schedule(sch, decisions=overrides)
         if postproc:
-            apply_postproc(sch)
+            self.postproc(sch)
         return sch
 
     def _read_decisions(self, sketch: int, sch: Schedule) -> tuple:
@@ -82,8 +88,9 @@ class SearchSpace:
         try:
             data.apply_to_schedule(sch, decisions={i: None for i in self._sampling[k]})
             cand = Candidate(k, self._read_decisions(k, sch))
-            apply_postproc(sch)
+            self.postproc(sch)
         except (ScheduleError, LoweringError):
+            self.replay_failures += 1
             return None
         return cand, sch
 
