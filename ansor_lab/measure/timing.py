@@ -30,6 +30,14 @@ def timing_of(res: Any) -> str:
     return ESTIMATED if getattr(res, "estimated", False) else MEASURED
 
 
+def estimated_note(seconds: float) -> str:
+    """One line saying a best time is an estimate (print_best, the widget, the CLI)."""
+    return (
+        f"estimated {seconds * 1e3:.4f} ms: the analytic GPU model's time of a kernel "
+        "checked on the GPU emulator (EmulatedRunner), not measured on a GPU"
+    )
+
+
 def mix_message(workload: str, counts: dict, where: str, who: str) -> str:
     """The MixedTimingError text: which task, how many of each kind, how to keep one."""
     return (
