@@ -126,7 +126,7 @@ class KernelEstimate:
     registers: int
     spilled_words: int
     shared_bytes: int
-    blocks_per_sm: int
+    blocks_per_sm: int  # the most blocks an SM can hold (``limiter`` says why)
     limiter: str  # what bounds blocks per SM: threads, blocks, registers or shared
     occupancy: float  # resident warps / max warps per SM
     waves: int
@@ -135,6 +135,7 @@ class KernelEstimate:
     t_shared: float
     t_launch: float
     by_buffer: tuple = ()  # (global buffer, bytes moved in sectors), largest first
+    resident_blocks: int = 0  # blocks on a busy SM (fewer than allowed in a small grid)
 
     @property
     def seconds(self) -> float:
@@ -166,8 +167,9 @@ class GPUEstimate:
         for k in self.breakdown:
             lines.append(
                 f"  {k.name}: grid {k.grid} block {k.block}: {k.seconds * 1e6:.1f} us, "
-                f"{k.bound}-bound; occupancy {k.occupancy:.0%} ({k.blocks_per_sm} blocks/SM, "
-                f"{k.limiter}); {k.registers} regs, {k.shared_bytes} B shared; "
+                f"{k.bound}-bound; occupancy {k.occupancy:.0%} ({k.resident_blocks} blocks on "
+                f"an SM, {k.blocks_per_sm} fit by {k.limiter}); {k.registers} regs, "
+                f"{k.shared_bytes} B shared; "
                 f"coalescing {k.coalescing:.0%}, worst bank conflict {k.worst_bank_conflict}-way"
             )
         return "\n".join(lines)
@@ -238,7 +240,7 @@ def estimate_kernel(k: Any, spec: GPUSpec) -> KernelEstimate:
     return KernelEstimate(
         k.name, k.grid, k.block, work.flops, useful, moved, dram, l2, wavefronts, worst,
         regs, spilled, shared, bps, limiter, occupancy, waves, t_compute, t_memory, t_shared,
-        LAUNCH_S, _by_buffer(glob),
+        LAUNCH_S, _by_buffer(glob), per_sm,
     )  # fmt: skip
 
 
