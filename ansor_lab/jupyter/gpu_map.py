@@ -25,6 +25,8 @@ from .html import esc
 
 #: iterations evaluated at most (the picture is for notebook sizes)
 MAX_POINTS = 8_000_000
+#: cells drawn per side at most: a larger grid is drawn every n-th row and column
+MAX_CELLS = 64
 
 
 @dataclass(frozen=True)
@@ -229,8 +231,13 @@ def _step_color(s: int, n: int) -> str:
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
 
 
-def _grid_svg(values: np.ndarray, color: Any, title: str, cell: float) -> str:
-    rows, cols = values.shape
+def _grid_svg(values: np.ndarray, color: Any, title: str, size: float) -> str:
+    """One panel; ``color(i, j)`` of the full grid, drawn every ``step``-th cell."""
+    step = -(-max(values.shape) // MAX_CELLS)
+    if step > 1:
+        title += f" (every {step}th row and column)"
+    rows, cols = -(-values.shape[0] // step), -(-values.shape[1] // step)
+    cell = size / max(rows, cols)
     w, h = cols * cell, rows * cell
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 18:.0f}">',
@@ -241,7 +248,7 @@ def _grid_svg(values: np.ndarray, color: Any, title: str, cell: float) -> str:
         for j in range(cols):
             parts.append(
                 f'<rect x="{j * cell:.2f}" y="{i * cell:.2f}" width="{cell:.2f}" '
-                f'height="{cell:.2f}" fill="{color(i, j)}"/>'
+                f'height="{cell:.2f}" fill="{color(i * step, j * step)}"/>'
             )
     parts.append("</g></svg>")
     return "".join(parts)
@@ -251,8 +258,6 @@ def thread_map_svg(m: ThreadMap, size: int = 260) -> str:
     """The output grid by block and thread, and each input's shared-memory fetch steps."""
     n_blocks = int(np.prod(m.grid))
     n_threads = int(np.prod(m.block))
-    rows, cols = m.block_of.shape
-    cell = size / max(rows, cols)
     panels = [
         _grid_svg(
             m.block_of,
@@ -260,18 +265,17 @@ def thread_map_svg(m: ThreadMap, size: int = 260) -> str:
                 int(m.block_of[i, j]), int(m.thread_of[i, j]), n_blocks, n_threads
             ),
             f"{m.output}: colour = block, shade = thread (grid {m.grid}, block {m.block})",
-            cell,
+            size,
         )
     ]
     for name, steps in m.tiles:
         n = int(steps.max()) + 1 if (steps >= 0).any() else 1
-        c = size / max(steps.shape)
         panels.append(
             _grid_svg(
                 steps,
                 lambda i, j, s=steps, n=n: _step_color(int(s[i, j]), n),
                 f"{name} in block {m.chosen_block}'s shared tile: colour = step (of {n})",
-                c,
+                size,
             )
         )
     cells = "".join(f'<div style="margin:4px 14px 4px 0">{p}</div>' for p in panels)

@@ -57,6 +57,12 @@ class Access:
     distinct: int  # distinct elements one warp instruction touches
     sectors: int  # distinct 32-byte sectors per warp instruction (global)
     degree: int  # shared-memory wavefronts per warp instruction (bank conflicts)
+    min_degree: int = 1  # the fewest wavefronts its distinct words could take
+
+    @property
+    def conflict(self) -> int:
+        """How many times more wavefronts than the words need (1: no bank conflict)."""
+        return max(1, self.degree // max(1, self.min_degree))
 
     @property
     def useful_bytes(self) -> float:
@@ -279,11 +285,12 @@ class _Walker:
             flat = flat + np.asarray(evaluate(idx, env)) * stride
         addr = np.atleast_1d(np.asarray(flat, dtype=np.int64)) * dtype_bytes(buf.dtype)
         sectors = len(np.unique(addr // SECTOR_BYTES))
-        degree = 0
+        degree, min_degree = 0, 1
         if scope == "shared":
             words = np.unique(addr // BANK_BYTES)
             # (a wide access's words spread over the banks: float4 by 32 lanes is 4 per bank)
             degree = int(np.bincount(words % BANKS, minlength=BANKS).max())
+            min_degree = math.ceil(len(words) / BANKS)
         n_active = int(active.sum())
         self.accesses.append(
             Access(
@@ -297,6 +304,7 @@ class _Walker:
                 len(np.unique(addr)),
                 sectors,
                 degree,
+                min_degree,
             )
         )
 

@@ -17,11 +17,13 @@ emulator. It is a roofline with efficiencies, per kernel:
    blocks over the SMs, and the tail efficiency of the last wave.
 4. **Time** = max(compute, memory, shared) + launch, where
    - compute = FLOPs / (peak FP32 x active-SM share x min(1, warps / ``COMPUTE_WARPS``)),
-   - memory = DRAM bytes / (bandwidth x min(1, warps / ``MEMORY_WARPS``)) + the rest of
-     the sector traffic / (``L2_FACTOR`` x bandwidth x the same efficiency); DRAM bytes
-     are the kernel's global footprint (each byte once from DRAM) when it fits in L2,
-     all sector traffic when it does not (Little's law: ~600 ns of latency needs many
-     warps in flight to reach full bandwidth),
+   - memory = DRAM bytes / (bandwidth x efficiency) + the rest of the sector traffic /
+     (``L2_FACTOR`` x bandwidth x efficiency); DRAM bytes are the kernel's global
+     footprint (each byte once from DRAM) when it fits in L2, all sector traffic when it
+     does not. The efficiency is Little's law: an SM must keep bandwidth-per-SM x
+     ``MEMORY_LATENCY_S`` bytes in flight, and has resident warps x ``LOADS_IN_FLIGHT``
+     x (bytes per warp instruction) — so more warps and wider (coalesced, vectorized)
+     loads both help a latency-bound kernel,
    - shared = wavefronts / (active SMs x clock),
    - launch = ``LAUNCH_S`` per kernel;
    each rate is scaled by the tail efficiency. A program's time is the sum over kernels.
@@ -48,9 +50,9 @@ REG_BASE = 16
 MAX_REGS = 255
 #: resident warps per SM at which the FP32 units are kept busy (4 schedulers x ~2)
 COMPUTE_WARPS = 8
-#: resident warps per SM at which DRAM bandwidth is reached (Little's law: ~600 ns
-#: latency x bandwidth per SM / ~4 outstanding 128-byte requests per warp)
-MEMORY_WARPS = 32
+#: DRAM latency, seconds, and the global loads a warp keeps in flight (Little's law)
+MEMORY_LATENCY_S = 600e-9
+LOADS_IN_FLIGHT = 4
 #: L2 bandwidth as a multiple of DRAM bandwidth
 L2_FACTOR = 3.0
 
@@ -122,7 +124,8 @@ class KernelEstimate:
     dram_bytes: float
     l2_bytes: float
     shared_wavefronts: float
-    worst_bank_conflict: int  # most wavefronts one shared access needs (1: none)
+    worst_bank_conflict: int  # the most wavefronts one shared access needs over the
+    # fewest its bytes could take (1: none; a float4 access needs 4 without a conflict)
     registers: int
     spilled_words: int
     shared_bytes: int
@@ -213,7 +216,7 @@ def estimate_kernel(k: Any, spec: GPUSpec) -> KernelEstimate:
         moved += spill_bytes
         useful += spill_bytes
     wavefronts = sum(a.warp_instructions * max(1, a.degree) for a in shared_acc)
-    worst = max((a.degree for a in shared_acc), default=1)
+    worst = max((a.conflict for a in shared_acc), default=1)
     footprint = work.global_footprint
     dram = min(moved, footprint) if footprint <= spec.l2_bytes else moved
     l2 = max(0.0, moved - dram)
@@ -232,7 +235,11 @@ def estimate_kernel(k: Any, spec: GPUSpec) -> KernelEstimate:
     occupancy = min(1.0, warps * WARP / spec.max_threads_per_sm)
     sm_share = active_sms / spec.sm_count
     compute_rate = spec.peak_gflops * 1e9 * sm_share * min(1.0, warps / COMPUTE_WARPS) * tail
-    mem_eff = min(1.0, active_sms * warps / (spec.sm_count * MEMORY_WARPS)) * tail
+    instructions = sum(a.warp_instructions for a in glob)
+    per_request = moved / instructions if instructions else 128.0  # bytes per warp load
+    needed = spec.bandwidth_gbs * 1e9 / spec.sm_count * MEMORY_LATENCY_S  # bytes per SM
+    in_flight = active_sms / spec.sm_count * warps * LOADS_IN_FLIGHT * per_request
+    mem_eff = min(1.0, in_flight / needed) * tail
     bandwidth = spec.bandwidth_gbs * 1e9 * mem_eff
     t_compute = work.flops / compute_rate if work.flops else 0.0
     t_memory = dram / bandwidth + l2 / (L2_FACTOR * bandwidth)

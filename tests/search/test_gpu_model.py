@@ -112,7 +112,8 @@ def test_hand_computed_elementwise_kernel():
     assert k.waves == 4  # ceil(4096 / (132 SMs x 8 blocks))
     tail = 4096 / (4 * 132 * 8)
     assert k.occupancy == 1.0
-    assert k.t_memory == pytest.approx((8 << 20) / (3350e9 * tail))  # 64 warps/SM: full BW
+    # 64 warps x 4 loads x 128 B in flight >= 3350 GB/s / 132 SMs x 600 ns: full bandwidth
+    assert k.t_memory == pytest.approx((8 << 20) / (3350e9 * tail))
     assert k.t_compute == pytest.approx((1 << 20) / (66900e9 * tail))
     assert k.t_shared == 0.0
     assert est.seconds == pytest.approx(k.t_memory + LAUNCH_S)  # 2.58 us + 5 us launch
@@ -161,7 +162,8 @@ def test_more_occupancy_helps_a_latency_bound_kernel():
     many = estimate(scale(n, 256), H100).breakdown[0]  # 8 warps per SM
     assert few.global_bytes == many.global_bytes and few.flops == many.flops
     assert few.occupancy < many.occupancy
-    assert few.t_memory == pytest.approx(8 * many.t_memory)  # 1/32 vs 8/32 of bandwidth
+    # Little's law: 1 vs 8 warps x 4 loads x 128 bytes in flight, of the ~15 KB an SM needs
+    assert few.t_memory == pytest.approx(8 * many.t_memory)
     assert few.seconds > many.seconds
 
 
