@@ -8,7 +8,21 @@ A face: it re-exports ``lower``, ``build``, ``cpu``, ``cuda``, ``device``, ``nd`
 __version__ = "0.1.0"
 version = __version__
 
-from . import auto_scheduler, ir, nd, target, te, testing, tir, topi  # noqa: E402
+from . import (  # noqa: E402
+    auto_scheduler,
+    contrib,
+    ir,
+    meta_schedule,
+    nd,
+    out_of_scope as _out_of_scope,  # noqa: E402
+    runtime,  # noqa: E402
+    script,
+    target,
+    te,
+    testing,
+    tir,
+    topi,
+)
 from .codegen.target import Target  # noqa: E402
 from .ir.nodes import IRModule  # noqa: E402
 from .runtime import build, cpu, cuda, lower  # noqa: E402
@@ -18,8 +32,12 @@ __all__ = [
     "__version__",
     "version",
     "auto_scheduler",
+    "contrib",
     "ir",
+    "runtime",
+    "meta_schedule",
     "nd",
+    "script",
     "target",
     "te",
     "testing",
@@ -37,6 +55,20 @@ __all__ = [
     "load_ipython_extension",
     "unload_ipython_extension",
 ]
+
+
+_out_of_scope.install()
+for _device in _out_of_scope.DEVICES:
+    globals()[_device] = _out_of_scope.device_out_of_scope(_device)
+
+
+def __getattr__(name: str):
+    # ``tvm.relax`` without importing it first: TVM's top level exposes these
+    if name in _out_of_scope.MODULES:
+        import importlib  # noqa: PLC0415 - only for the out-of-scope names
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython) -> None:

@@ -47,8 +47,10 @@ from .search.task import (
 )
 from .search.task_scheduler import TaskScheduler
 from .search.tune import SearchCallback, TuneResult, TuneSession, TuneStats, tune_task
+from .search.tvm_log import TVMLogError
 
 __all__ = [
+    "TVMLogError",
     "ComputeDAG",
     "LocalBuilder",
     "LocalRPCMeasureContext",

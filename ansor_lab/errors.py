@@ -163,3 +163,24 @@ class GPUOutOfBoundsError(GPUEmulationError, IndexError):
 
 class GPUBarrierError(GPUEmulationError):
     """A barrier not reached by every thread of a block (a divergent ``__syncthreads()``)."""
+
+
+class ScriptError(AnsorLabError, SyntaxError):
+    """TVMScript the parser cannot read; the message points at the line and column."""
+
+    def __init__(self, message: str, lineno: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.msg = message
+        self.lineno = lineno
+        self.offset = col
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+class OutOfScopeError(AnsorLabError, NotImplementedError):
+    """A TVM name ansor_lab does not provide (relax, relay, tensorize...): says what to use."""
+
+
+class DiscardedResultWarning(UserWarning):
+    """A computed buffer is not an argument: its work is done, its values are thrown away."""

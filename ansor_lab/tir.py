@@ -33,6 +33,7 @@ from .dsl.expr import (
     const,
     if_then_else,
 )
+from .dsl.extern_calls import call_extern, call_intrin, call_llvm_pure_intrin, call_pure_extern
 from .dsl.intrin import (
     abs,
     all,
@@ -81,10 +82,16 @@ from .ir.nodes import (
 )
 from .ir.simplify import simplify
 from .ir.verify import verify
+from .schedule.tir_out_of_scope import TensorIntrin
 from .schedule.tir_schedule import BlockInfo, LoopInfo, Schedule
 from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
 
 __all__ = [
+    "call_extern",
+    "call_intrin",
+    "call_llvm_pure_intrin",
+    "call_pure_extern",
+    "TensorIntrin",
     "EQ",
     "GE",
     "GT",

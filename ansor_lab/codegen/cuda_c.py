@@ -68,8 +68,8 @@ class LaunchPlan:
         for k in self.launches:
             g, b = ", ".join(map(str, k.grid)), ", ".join(map(str, k.block))
             lines.append(
-                f"  launch {k.name}<<<dim3({g}), dim3({b}), {k.shared_bytes}>>>"
-                f"({', '.join(k.args)})  // static shared bytes: {k.shared_bytes}"
+                f"  launch {k.name}<<<dim3({g}), dim3({b})>>>({', '.join(k.args)})"
+                f"  // {k.shared_bytes} bytes of static shared memory per block"
             )
         return "\n".join(lines)
 
@@ -205,9 +205,9 @@ class _KernelEmitter(ExprPrinter):
         for b in k.shared:
             self.line(f"__shared__ __align__(16) {c_type(b.dtype)} {self.buffers[b]}[{b.size}];")
         self.stmt(k.body)
-        stages = ", ".join(k.stage_names)
+        stages = f"stages {', '.join(k.stage_names)}; " if k.stage_names else ""
         g, b = ", ".join(map(str, k.grid)), ", ".join(map(str, k.block))
-        comment = f"// stages: {stages}; grid ({g}), block ({b}), {k.shared_bytes()} shared bytes"
+        comment = f"// {stages}grid ({g}), block ({b}), {k.shared_bytes()} shared bytes"
         return "\n".join([comment, head, *self.lines, "}"])
 
     def stmt(self, s: N.Stmt) -> None:

@@ -104,11 +104,20 @@ class _VectorReads(IRMutator):
         self.var, self.lanes, self.dtype = var, lanes, dtype
         self.loads: list = []
 
+    def _lane_index(self, i: E.PrimExpr) -> E.PrimExpr:
+        """An index of a per-lane read, written as ``base (+ v)`` where that is shown: a
+        read the same in every lane then prints the same in every lane."""
+        form = lane_form(i, self.var, self.lanes)
+        if form is None or form[1] not in (0, 1):
+            return self.visit_expr(i)
+        base = simplify_expr(form[0])
+        return base if form[1] == 0 else E.Add(base, self.var, i.dtype)
+
     def expr_BufferLoad(self, e: N.BufferLoad) -> E.PrimExpr:
         if e.dtype != self.dtype or not aligned_contiguous(
             e.buffer, e.indices, self.var, self.lanes
         ):
-            return E.map_children(e, self.visit_expr)
+            return N.BufferLoad(e.buffer, tuple(self._lane_index(i) for i in e.indices), e.dtype)
         for load, placeholder in self.loads:
             if load == e:
                 return placeholder

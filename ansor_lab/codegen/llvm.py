@@ -28,6 +28,7 @@ from ..errors import CodegenError
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
 from .half_support import install_half_support
+from .kept_results import KEPT_RESULTS
 from .llvm_builder import (
     I32,
     I64,
@@ -78,6 +79,7 @@ def _emit_kernel(ctx: ModuleContext, func: N.PrimFunc) -> ir.Function:
         arg.add_attribute("noalias")
     buffers = dict(zip(func.params, fn.args))
     fb = FunctionBuilder(ctx, fn, buffers, {})
+    fb.kept = frozenset(dict(func.attrs).get(KEPT_RESULTS, ()))
     fb.stmt(func.body)
     fb.finish(ir.Constant(I32, 0))
     return fn

@@ -268,6 +268,9 @@ class MemoryEmitter:
             return self.b.zext(value, ir.VectorType(I8, lanes) if lanes else I8)
         return value
 
+    #: names of buffers written and never read that must survive optimization
+    kept: frozenset = frozenset()
+
     def stmt_Allocate(self, s: N.Allocate) -> None:
         buf = s.buffer
         etype = memory_type(buf.dtype)
@@ -290,6 +293,9 @@ class MemoryEmitter:
         self.buffers[buf] = ptr
         self.own.add(buf)
         self.stmt(s.body)
+        if buf.name in self.kept:  # a result nobody reads: make its stores observable
+            escape = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [PTR]), "", "r,~{memory}", True)
+            self.b.call(escape, [ptr])
         del self.buffers[buf]
         self.own.discard(buf)
         if heap:

@@ -35,10 +35,14 @@ from typing import Any
 
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
+from ..ir.inline_lets import inline_index_lets
 from ..ir.passes import unroll_by_pragma
+from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
+from .gpu_verify import check_gpu_program
+from .kept_results import keep_unread_results
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
 from .vector_form import vector_view
@@ -68,8 +72,14 @@ def prepare(func: N.PrimFunc, target: Any = None, *, bounds: bool = True) -> N.P
     verify(func, tgt.kind)
     if bounds:
         check_bounds(func)
+    func = inline_index_lets(func)
+    if tgt.kind == "cuda":
+        # idempotent on what lowering made; puts the barriers into hand-written kernels
+        func = insert_barriers(func)
+        check_gpu_program(func, tgt)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
+        func = keep_unread_results(func)
         func = func.with_body(_Legalize().visit_stmt(func.body))
     return func
 

@@ -356,9 +356,7 @@ def compute(
     )
     body = fcompute(*[iv.var for iv in axis])
     if isinstance(body, (list, tuple)):
-        raise DSLError(
-            f"compute {name!r}: multiple outputs are not supported; write one te.compute per output"
-        )
+        return _multi_output(dims, fcompute, names, name, tag, attrs, len(body))
     if isinstance(body, Tensor):
         raise DSLError(f"compute {name!r}: the lambda returned tensor {body.name!r}; index it")
     body = E.as_expr(body)
@@ -377,6 +375,31 @@ def compute(
     _check_free_vars(name, body, axis, reduce_axes)
     op = ComputeOp(name, axis, reduce_axes, (body,), tag, dict(attrs or {}))
     return op.output(0)
+
+
+def _multi_output(dims, fcompute, names, name, tag, attrs, count) -> list:
+    """``te.compute`` whose lambda returns a tuple: one tensor per element.
+
+    TVM makes one operation with several outputs; here each element is its own compute
+    (named ``name``, ``name_v1``, ``name_v2``...), so ``s[B0]`` and ``s[B1]`` schedule them
+    separately. The values are the same; the outputs are simply not forced to share loops.
+    """
+    if count == 0:
+        raise DSLError(f"compute {name!r}: the lambda returned an empty tuple")
+    out = []
+    for k in range(count):
+
+        def element(*idx, k=k):
+            return fcompute(*idx)[k]
+
+        element.__signature__ = _signature_of(names)  # type: ignore[attr-defined]
+        out.append(compute(dims, element, name if k == 0 else f"{name}_v{k}", tag, attrs))
+    return out
+
+
+def _signature_of(names: list) -> inspect.Signature:
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(n, kind) for n in names])
 
 
 def _check_free_vars(name: str, body: E.PrimExpr, axis: Sequence, reduce_axes: Sequence) -> None:

@@ -11,13 +11,50 @@ from typing import Any
 from ..errors import DSLError
 
 
-def comm_reducer(*args: Any, **kwargs: Any) -> Any:
-    """Not supported: custom commutative reducers."""
-    raise DSLError(
-        "te.comm_reducer is not supported: reduce with te.sum, te.max or te.min; an argmax "
-        "can be written as a te.max over the values, then a second te.compute that finds "
-        "the index"
-    )
+def comm_reducer(fcombine: Any, fidentity: Any, name: str = "reduce") -> Any:
+    """A reducer from a combine function and an identity, as TVM's ``te.comm_reducer``.
+
+    Combiners that are a sum, a max or a min (``lambda x, y: x + y`` with identity 0,
+    ``te.max(x, y)`` with ``min_value``) become ``te.sum`` / ``te.max`` / ``te.min``; tuple
+    reducers (argmax) and other combiners raise an error saying what to write.
+    """
+    from . import expr as E, intrin  # noqa: PLC0415 - intrin imports this module's package
+
+    x, y = E.Var("x", "float32"), E.Var("y", "float32")
+    combined = fcombine(x, y)
+    if isinstance(combined, (tuple, list)):
+        raise DSLError(
+            "te.comm_reducer over tuples (an argmax) is not supported: compute the max with "
+            "te.max in one te.compute, then the index in a second te.compute that compares "
+            "each value with that max"
+        )
+    kinds = {E.Add: "sum", E.Max: "max", E.Min: "min"}
+    combiner = kinds.get(type(combined))
+    if combiner is None or {combined.a, combined.b} != {x, y}:
+        raise DSLError(
+            f"te.comm_reducer({name!r}): the combine function must be x + y, max(x, y) or "
+            f"min(x, y); got {combined}. Write other reductions with te.sum over a "
+            "transformed value (e.g. a product as te.exp(te.sum(te.log(v))))"
+        )
+    reducer = getattr(intrin, combiner)
+
+    def reduce(expr: Any, axis: Any = None, where: Any = None, init: Any = None) -> Any:
+        source = E.as_expr(expr)
+        identity = E.as_expr(fidentity(source.dtype))
+        expected = intrin.reduce_identity(combiner, source.dtype)
+        if not isinstance(identity, (E.IntImm, E.FloatImm)) or float(identity.value) != float(
+            expected.value
+        ):
+            raise DSLError(
+                f"te.comm_reducer({name!r}): the identity of a {combiner} must be "
+                f"{expected}, got {identity}; add a constant after the reduction instead"
+            )
+        if init is not None:
+            raise DSLError(f"{name}(init=...) is not supported; combine it after the reduction")
+        return reducer(source, axis=axis, where=where)
+
+    reduce.__name__ = name
+    return reduce
 
 
 def extern(*args: Any, **kwargs: Any) -> Any:

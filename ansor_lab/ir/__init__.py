@@ -20,10 +20,14 @@ from .nodes import (
     seq,
 )
 from .simplify import Analyzer, simplify, simplify_expr, simplify_stmt, substitute_stmt
+from .structural_equal import StructuralDifference, assert_structural_equal, structural_equal
 from .verify import verify
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
 __all__ = [
+    "StructuralDifference",
+    "assert_structural_equal",
+    "structural_equal",
     "NOP",
     "Allocate",
     "Block",

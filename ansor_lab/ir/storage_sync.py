@@ -113,10 +113,15 @@ def _plan(s: N.Stmt, ctx: _Ctx) -> tuple:
             return s, *_atomic(s, ctx)
         then, h1, t1, s1 = _plan(s.then_case, ctx)
         if s.else_case is None:
-            return replace(s, then_case=then), h1, (t1 if s1 else h1), False
+            # the branch may not run: what is pending before it stays pending after it
+            every = h1 + t1 if s1 else h1
+            return replace(s, then_case=then), every, every, False
         other, h2, t2, s2 = _plan(s.else_case, ctx)
         new = replace(s, then_case=then, else_case=other)
-        return new, h1 + h2, t1 + t2, s1 and s2
+        if s1 and s2:
+            return new, h1 + h2, t1 + t2, True
+        every = h1 + t1 + h2 + t2
+        return new, every, every, False
     if isinstance(s, N.For):
         return _plan_for(s, ctx)
     return s, *_atomic(s, ctx)

@@ -165,7 +165,7 @@ class ScheduleExplorer:
             func = func.main_function()
         if isinstance(func, Schedule):
             func = func.func
-        if not isinstance(func, N.PrimFunc) or func.source is None:
+        if not isinstance(func, N.PrimFunc) or getattr(func.source, "args", None) is None:
             raise ExplorerError(
                 "ScheduleExplorer needs a PrimFunc made by te.create_prim_func([A, B, C]); "
                 f"got {type(func).__name__}"

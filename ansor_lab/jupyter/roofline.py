@@ -268,7 +268,7 @@ def _tensors_of(obj: Any) -> list:
     if isinstance(obj, N.IRModule):
         obj = next(iter(obj.functions.values()))
     if isinstance(obj, N.PrimFunc):
-        if obj.source is None:
+        if getattr(obj.source, "args", None) is None:
             raise RooflineError(
                 "this PrimFunc does not come from te.create_prim_func; pass "
                 "its tensors [A, B, C] instead"

@@ -162,6 +162,16 @@ def encode(inp: MeasureInput, res: MeasureResult) -> str:
     return json.dumps(rec, separators=(",", ":"))
 
 
+#: (accepts(record) -> bool, decode(record) -> (RecordInput, MeasureResult)) for logs of
+#: other tools, registered by the layers that can replay them (search/tvm_log.py)
+FOREIGN_DECODERS: list = []
+
+
+def is_imported(inp: RecordInput) -> bool:
+    """True for a record read from another tool's log (its costs were measured elsewhere)."""
+    return "imported" in inp.versions
+
+
 def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     """A record line back into (RecordInput, MeasureResult).
 
@@ -171,6 +181,9 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
     rec = parse_line(line)
     if not isinstance(rec, dict):
         raise RecordError(f"a JSON {type(rec).__name__}, not a record object")
+    for accepts, foreign in FOREIGN_DECODERS:  # other tools' logs (search/tvm_log.py)
+        if accepts(rec):
+            return foreign(rec)
     if rec.get("v") != RECORD_VERSION:
         raise RecordError(f"not a version-{RECORD_VERSION} record (v={rec.get('v')!r})")
     check_record(rec)
@@ -401,8 +414,17 @@ class RecordKey:
             versions(),
         )
 
-    def mismatch(self, inp: RecordInput) -> list[str]:
-        """The parts of the key in which a record differs (empty: it applies)."""
+    def mismatch(self, inp: RecordInput, imported_ok: bool = False) -> list[str]:
+        """The parts of the key in which a record differs (empty: it applies).
+
+        A record imported from another tool's log (``is_imported``) applies only with
+        ``imported_ok`` (choosing a program), and then whatever machine measured it.
+        """
+        if is_imported(inp):
+            if not imported_ok:
+                return [f"imported from {inp.versions['imported']} (measured elsewhere)"]
+            same = self.structure is None or inp.structure_key == self.structure
+            return [] if same else ["workload structure (same key, different computation)"]
         reasons = []
         if self.structure is not None and inp.structure_key != self.structure:
             reasons.append("workload structure (same key, different computation)")
@@ -504,7 +526,7 @@ def load_best_record(
         ):
             others[inp.workload_key] = others.get(inp.workload_key, 0) + 1
             continue
-        reasons = want.mismatch(inp)
+        reasons = want.mismatch(inp, imported_ok=True)
         if reasons:
             for r in reasons:
                 near[r] = near.get(r, 0) + 1

@@ -192,18 +192,10 @@ def build_cuda(func: N.PrimFunc, target: Target, fast_math: bool = False) -> CUD
     """``tvm.build`` for a CUDA target: prepare, check, cut into kernels, print CUDA C.
 
     Compiling waits for ``mod.compiled`` (or a call): printing the source needs no
-    compiler. The GPU legality checks of ``codegen.gpu_verify`` run when that module is
-    present.
+    compiler. ``prepare`` runs the GPU legality checks (``codegen.gpu_verify``).
     """
     from ..codegen.kernel_form import split_kernels  # noqa: PLC0415 - keep import light
     from ..codegen.pipeline import prepare  # noqa: PLC0415
 
-    func = prepare(func, target)
-    try:
-        from ..codegen.gpu_verify import check_gpu_program  # noqa: PLC0415 - may be absent
-    except ImportError:
-        check_gpu_program = None
-    program = split_kernels(func)
-    if check_gpu_program is not None:
-        check_gpu_program(program, target)
-    return CUDAModule(func, target, program, fast_math)
+    func = prepare(func, target)  # for a CUDA target: barriers, codegen.gpu_verify checks
+    return CUDAModule(func, target, split_kernels(func), fast_math)

@@ -94,7 +94,7 @@ class GPUExecutor:
 
     def _launch_all(self, buffers: dict) -> None:
         for k, fn in zip(self.launches, self.functions):
-            fn.prepared_call(k.grid, k.block, *(buffers[a] for a in k.args))
+            fn.prepared_call(k.grid, k.block, *(int(buffers[a]) for a in k.args))
 
     def run(self, arrays: Sequence[np.ndarray]) -> None:
         """Run the kernels once; every array is written back in place."""

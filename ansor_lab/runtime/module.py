@@ -159,8 +159,8 @@ class Module:
         return self.get_function(name)
 
     def get_function(self, name: str) -> Module:
-        """The function ``name`` (a module holds one)."""
-        if name != self.entry_name:
+        """The function ``name`` (a module holds one); ``"__tvm_main__"`` is the default one."""
+        if name != self.entry_name and name != "__tvm_main__":
             raise RuntimeArgumentError(
                 f"module has no function {name!r}; its function is {self.entry_name!r}"
             )
@@ -187,12 +187,24 @@ class Module:
         """Thread numbers that ran parallel code (build with ``record_thread_ids=True``)."""
         return self.compiled.threads_seen()
 
-    def export_library(self, path: str) -> None:
-        """Not supported: JIT modules live in this process."""
-        raise RuntimeArgumentError(
-            "export_library is not supported: ansor_lab JIT-compiles in process; save the "
-            "schedule's trace (sch.trace.as_json()) and rebuild from it instead"
-        )
+    def export_library(self, file_name: str, fcompile: object = None, **kwargs: object) -> None:
+        """Write a shared library (``.so``, linked by the system's C compiler) or a ``.tar``
+        holding the object; ``tvm.runtime.load_module(path)`` loads it back."""
+        from .export import export_library  # noqa: PLC0415 - export imports this module
+
+        self._check_exportable()
+        export_library(self, file_name, fcompile, **kwargs)
+
+    def save(self, file_name: str, fmt: str = "") -> None:
+        """Write the code: ``.o`` (object, loadable with load_module), ``.ll`` or ``.s``."""
+        from .export import save  # noqa: PLC0415 - export imports this module
+
+        self._check_exportable()
+        save(self, file_name, fmt)
+
+    def _check_exportable(self) -> None:
+        if getattr(self, "loaded_from", False):
+            raise RuntimeArgumentError("a loaded module cannot be saved again; keep its file")
 
     # -- timing ---------------------------------------------------------------------
     def time_evaluator(

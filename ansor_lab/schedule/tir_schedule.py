@@ -17,10 +17,12 @@ from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .instruction_kind import REGISTRY, instruction
+from .loop_program import LoopProgramSchedule
 from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
 from .tir_location import LocationSteps
 from .tir_loops import LoopSteps
+from .tir_out_of_scope import OutOfScopeSteps
 from .tir_sampling import SamplingSteps
 from .tir_storage import InitBlock, StorageSteps
 from .trace import RV, BlockRV, ExprRV, Instruction, LoopRV, Trace, TraceData
@@ -57,8 +59,21 @@ class BlockInfo:
     attach: Attachment
 
 
-class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps):
+class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScopeSteps):
     """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
+
+    def __new__(cls, mod: Any = None, *args: Any, **kwargs: Any) -> Any:
+        # a parsed hand-written loop program gets the loop primitives (loop_program.py)
+        func = mod
+        if isinstance(mod, N.IRModule):
+            try:
+                func = mod.main_function()
+            except IRError:
+                func = None  # __init__ says what is wrong
+        source = getattr(func, "source", None)
+        if cls is Schedule and getattr(source, "loop_program", False):
+            return LoopProgramSchedule(func, source.iter_kinds)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -73,10 +88,15 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps):
                 func = mod.main_function()
             except IRError as err:
                 raise ScheduleError(f"tir.Schedule schedules one function: {err}") from None
-        if not isinstance(func, N.PrimFunc) or func.source is None:
+        if not isinstance(func, N.PrimFunc) or getattr(func.source, "args", None) is None:
+            why = getattr(getattr(func, "source", None), "reason", "")
             raise ScheduleError(
-                "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]); "
-                f"got {type(mod).__name__}"
+                f"tir.Schedule cannot schedule this parsed function: {why}. It schedules "
+                "programs whose blocks each have their own loop nest (as te.create_prim_func "
+                "makes them); tvm.build(mod) builds this one as written"
+                if why
+                else "tir.Schedule needs a PrimFunc made by te.create_prim_func([A, B, C]) "
+                f"or parsed from TVMScript; got {type(mod).__name__}"
             )
         self._init(
             func,

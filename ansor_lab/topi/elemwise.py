@@ -64,3 +64,25 @@ def clip(x: Tensor, a_min: float, a_max: float) -> Tensor:
     return compute(
         x.shape, lambda *i: intrin.min(intrin.max(x[i], lo), hi), name="T_clip", tag=ELEMWISE
     )
+
+
+def elemwise_sum(xs: list, name: str = "elemwise_sum") -> Tensor:
+    """The elementwise sum of tensors of one shape and dtype (TVM's ``topi.elemwise_sum``)."""
+    xs = list(xs)
+    if not xs:
+        raise DSLError("topi.elemwise_sum needs at least one tensor, e.g. [A, B]")
+    for k, x in enumerate(xs):
+        check_tensor(x, f"topi.elemwise_sum: xs[{k}]")
+        if x.shape != xs[0].shape or x.dtype != xs[0].dtype:
+            raise DSLError(
+                f"topi.elemwise_sum: xs[{k}] is {x.dtype}{list(x.shape)}, xs[0] is "
+                f"{xs[0].dtype}{list(xs[0].shape)}; all must match (broadcast with topi.add)"
+            )
+
+    def body(*i: E.Var) -> E.PrimExpr:
+        total = xs[0][i]
+        for x in xs[1:]:
+            total = total + x[i]
+        return total
+
+    return compute(xs[0].shape, body, name=name, tag=ELEMWISE)

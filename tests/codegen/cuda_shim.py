@@ -36,7 +36,7 @@ thread_local std::barrier<>* shim_barrier;
 #define __launch_bounds__(n)
 #define __restrict__ __restrict
 #define __shared__ static
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 inline void __syncthreads() { shim_barrier->arrive_and_wait(); }
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
@@ -104,11 +104,8 @@ def _driver(plan) -> str:
 _CACHE: dict = {}
 
 
-def compile_host(source: str, plan) -> ctypes.CDLL:
-    """The CUDA C built as a CPU shared library with a ``run_all(void**)`` entry."""
-    key = hashlib.sha256(source.encode()).hexdigest()
-    if key in _CACHE:
-        return _CACHE[key]
+def _translation(source: str, plan, prefix: str) -> str:
+    """One program as C++ in its own namespace, with ``extern "C" <prefix>_run``."""
     body = source.replace('extern "C" __global__', "__global__")
     body = body.replace("#include <cuda_fp16.h>", "")
     wrappers = []
@@ -118,36 +115,64 @@ def compile_host(source: str, plan) -> ctypes.CDLL:
         wrappers.append(
             f"static void call_{launch.name}({params}) {{ invoke_({launch.name}, {args}); }}"
         )
-    invoke = (
-        "template <class... P, class... A> void invoke_(void (*f)(P...), A... a) "
-        "{ f(((P)a)...); }"
+    driver = _driver(plan).replace('extern "C" void run_all', "void run_all")
+    return "\n".join(
+        [
+            f"namespace {prefix} {{",
+            body,
+            *wrappers,
+            driver,
+            "}",
+            f'extern "C" void {prefix}_run(void** a) {{ {prefix}::run_all(a); }}',
+        ]
     )
-    driver = _driver(plan)
-    text = "\n".join([SHIM, body, invoke, *wrappers, driver])
+
+
+_INVOKE = (
+    "template <class... P, class... A> void invoke_(void (*f)(P...), A... a) { f(((P)a)...); }"
+)
+
+
+def compile_many(mods: dict) -> None:
+    """Build the sources of several CUDAModules into one library (one g++ run), cached."""
+    todo = {}
+    for mod in mods.values():
+        key = hashlib.sha256(mod.get_source("cuda").encode()).hexdigest()
+        if key not in _CACHE:
+            todo[key] = mod
+    if not todo:
+        return
+    units = [SHIM, _INVOKE]
+    prefixes = {}
+    for n, (key, mod) in enumerate(todo.items()):
+        prefixes[key] = f"p{n}"
+        units.append(_translation(mod.get_source("cuda"), mod.launch_plan, f"p{n}"))
     tmp = tempfile.mkdtemp(prefix="cuda_shim_")
     src = os.path.join(tmp, "k.cpp")
-    lib = os.path.join(tmp, "k.so")
+    lib_path = os.path.join(tmp, "k.so")
     with open(src, "w") as f:
-        f.write(text)
+        f.write("\n".join(units))
     proc = subprocess.run(
-        ["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w", src, "-o", lib],
+        ["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w", src, "-o", lib_path],
         capture_output=True,
         text=True,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"g++ could not build the CUDA C on the CPU:\n{proc.stderr[-4000:]}")
-    out = _CACHE[key] = ctypes.CDLL(lib)
-    return out
+    lib = ctypes.CDLL(lib_path)
+    for key, prefix in prefixes.items():
+        _CACHE[key] = getattr(lib, f"{prefix}_run")
 
 
 def run_on_cpu(mod, arrays: list[np.ndarray]) -> None:
     """Run a CUDAModule's source on the CPU over ``arrays`` (outputs written in place)."""
+    compile_many({"m": mod})
+    entry = _CACHE[hashlib.sha256(mod.get_source("cuda").encode()).hexdigest()]
     plan = mod.launch_plan
-    lib = compile_host(mod.get_source("cuda"), plan)
     temps = [np.zeros(size, dtype=np.dtype(dt)) for _, dt, size in plan.temporaries]
     bufs = [np.ascontiguousarray(a) for a in arrays] + temps
     ptrs = (ctypes.c_void_p * len(bufs))(*[b.ctypes.data for b in bufs])
-    lib.run_all(ptrs)
+    entry(ptrs)
     for a, b in zip(arrays, bufs):
         if a is not b:
             a[...] = b

@@ -2,9 +2,9 @@
 unroll, float4, several kernels with global temporaries).
 
 Each builder returns ``(schedule, args)``; ``WORKLOADS`` names them. Sizes are small so
-the CPU run of the generated C (``cuda_shim``) stays quick. Shared-memory tiles computed
-under thread loops wait for the GPU lowering's relaxation (branch gpu-lower): until then
-shared memory is covered by hand-made kernel programs in test_cuda_c.py.
+the CPU run of the generated C (``cuda_shim``) stays quick. ``SHARED_WORKLOADS`` use
+shared memory (tiles relaxed over the block's threads, barriers from the GPU lowering):
+TVM's tiled GEMM with vectorized cooperative fetching and cross-thread reductions.
 """
 
 from __future__ import annotations
@@ -65,9 +65,7 @@ def batch_matmul(b: int = 4, n: int = 32):
     A = te.placeholder((b, n, n), name="A")
     B = te.placeholder((b, n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
-    C = te.compute(
-        (b, n, n), lambda z, i, j: te.sum(A[z, i, k] * B[z, k, j], axis=k), name="C"
-    )
+    C = te.compute((b, n, n), lambda z, i, j: te.sum(A[z, i, k] * B[z, k, j], axis=k), name="C")
     s = te.create_schedule(C.op)
     z, i, j = C.op.axis
     s[C].bind(z, te.thread_axis("blockIdx.z"))
@@ -242,6 +240,116 @@ def half_scale(n=512):
     return s, [A, Y]
 
 
+def mixed_dtypes(n: int = 256):
+    """half arithmetic and max, int64 floor division, int8 wrapping, saturating casts."""
+    A = te.placeholder((n,), name="A", dtype="float16")
+    B = te.placeholder((n,), name="B", dtype="float16")
+    eye = te.placeholder((n,), name="I", dtype="int64")
+    Q = te.placeholder((n,), name="Q", dtype="int8")
+    C = te.compute((n,), lambda i: te.max(A[i] * B[i] + A[i], B[i]) - te.exp(A[i]), name="C")
+    D = te.compute(
+        (n,),
+        lambda i: te.if_then_else(
+            A[i] > B[i],
+            (eye[i] // 3 + eye[i] % 5).astype("float32"),
+            te.sqrt(te.abs(B[i].astype("float32"))),
+        ),
+        name="D",
+    )
+    E = te.compute((n,), lambda i: (Q[i] * Q[i] + (Q[i] // 2)).astype("int8"), name="E")
+    F = te.compute((n,), lambda i: (A[i].astype("float32") * 300.0).astype("int8"), name="F")
+    s = te.create_schedule([C.op, D.op, E.op, F.op])
+    for t in (C, D, E, F):
+        bind_flat(s, t, 64)
+    return s, [A, B, eye, Q, C, D, E, F]
+
+
+def matmul_shared(n: int = 128, block: int = 32, thread: int = 4, k_tile: int = 8):
+    """TVM's GPU GEMM recipe: 32x32 block tiles, 8x8 threads of 4x4, shared A/B tiles of
+    the block fetched cooperatively (fused, float4-vectorized, split over the threads)."""
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "shared", [C])
+    BB = s.cache_read(B, "shared", [C])
+    CL = s.cache_write(C, "local")
+    i, j = s[C].op.axis
+    bi, i = s[C].split(i, factor=block)
+    ti, ii = s[C].split(i, factor=thread)
+    bj, j = s[C].split(j, factor=block)
+    tj, jj = s[C].split(j, factor=thread)
+    s[C].reorder(bi, bj, ti, tj, ii, jj)
+    tx, ty = te.thread_axis("threadIdx.x"), te.thread_axis("threadIdx.y")
+    s[C].bind(bi, te.thread_axis("blockIdx.y"))
+    s[C].bind(bj, te.thread_axis("blockIdx.x"))
+    s[C].bind(ti, ty)
+    s[C].bind(tj, tx)
+    s[CL].compute_at(s[C], tj)
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=k_tile)
+    s[CL].reorder(ko, ki, *s[CL].op.axis)
+    s[CL].unroll(ki)
+    s[AA].compute_at(s[CL], ko)
+    s[BB].compute_at(s[CL], ko)
+    nthreads = block // thread
+    for S in (AA, BB):
+        f = s[S].fuse(*s[S].op.axis)
+        o, v = s[S].split(f, factor=4)
+        o, t = s[S].split(o, factor=nthreads * nthreads)
+        t1, t2 = s[S].split(t, nparts=nthreads)
+        s[S].bind(t1, ty)
+        s[S].bind(t2, tx)
+        s[S].vectorize(v)
+    return s, [A, B, C]
+
+
+def softmax_cross_thread(n: int = 8, m: int = 64, num_thread: int = 16):
+    """TVM's topi.cuda softmax: max and sum as cross-thread reductions (rfactor + bind)."""
+    x = te.placeholder((n, m), name="x")
+    k = te.reduce_axis((0, m), name="k")
+    max_elem = te.compute((n,), lambda i: te.max(x[i, k], axis=k), name="max_elem")
+    e = te.compute((n, m), lambda i, j: te.exp(x[i, j] - max_elem[i]), name="exp")
+    k2 = te.reduce_axis((0, m), name="k2")
+    expsum = te.compute((n,), lambda i: te.sum(e[i, k2], axis=k2), name="expsum")
+    out = te.compute((n, m), lambda i, j: e[i, j] / expsum[i], name="softmax")
+    s = te.create_schedule(out.op)
+    block_x = te.thread_axis("blockIdx.x")
+    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
+    xo, xi = s[out].split(out.op.axis[1], nparts=num_thread)
+    s[out].bind(xo, thread_x)
+    s[out].bind(out.op.axis[0], block_x)
+    for red in (expsum, max_elem):
+        ko, ki = s[red].split(red.op.reduce_axis[0], factor=num_thread)
+        RF = s.rfactor(red, ki)
+        s[red].bind(s[red].op.axis[0], block_x)
+        s[red].bind(s[red].op.reduce_axis[0], thread_x)
+        s[RF].compute_at(s[red], s[red].op.reduce_axis[0])
+        s[red].set_store_predicate(thread_x.var.equal(0))
+    s[e].bind(e.op.axis[0], block_x)
+    _, xi = s[e].split(e.op.axis[1], factor=num_thread)
+    s[e].bind(xi, thread_x)
+    return s, [x, out]
+
+
+def row_sum_cross_thread(n: int = 6, m: int = 100, threads: int = 32):
+    """Row sums with the reduction loop bound to threadIdx.x (a shared-memory tree)."""
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=threads)
+    s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[B].bind(ki, te.thread_axis("threadIdx.x"))
+    return s, [A, B]
+
+
+SHARED_WORKLOADS = {
+    "matmul_shared": matmul_shared,
+    "softmax_cross_thread": softmax_cross_thread,
+    "row_sum_cross_thread": row_sum_cross_thread,
+}
+
 WORKLOADS = {
     "matmul": matmul,
     "batch_matmul": batch_matmul,
@@ -255,4 +363,8 @@ WORKLOADS = {
     "row_reduction": row_reduction,
     "int_index_math": int_index_math,
     "half_scale": half_scale,
+    "mixed_dtypes": mixed_dtypes,
 }
+
+#: every workload of the CUDA tests
+ALL_WORKLOADS = {**WORKLOADS, **SHARED_WORKLOADS}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import ansor_lab as tvm
 from ansor_lab import te
 from ansor_lab.dsl.reference import evaluate
 from ansor_lab.errors import DSLError
@@ -81,7 +82,8 @@ def test_shape_dimensions_have_tvm_value():
 @pytest.mark.parametrize(
     ("call", "advice"),
     [
-        (lambda: te.comm_reducer(lambda x, y: x + y, lambda t: 0.0, name="s"), "te.sum"),
+        (lambda: te.comm_reducer(lambda x, y: (x, y), lambda t: (0, 0.0), name="am"), "te.max"),
+        (lambda: te.comm_reducer(lambda x, y: x * y, lambda t: 1.0, name="p"), "te.sum"),
         (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
         (lambda: te.scan(None, None, None, None), "one te.compute per step"),
         (lambda: te.size_var("n"), "shapes are static"),
@@ -90,3 +92,22 @@ def test_shape_dimensions_have_tvm_value():
 def test_unsupported_tvm_names_say_what_to_write(call, advice):
     with pytest.raises(DSLError, match=advice):
         call()
+
+
+def test_comm_reducer_of_a_sum_and_a_max():
+    mysum = te.comm_reducer(lambda x, y: x + y, lambda t: tvm.tir.const(0, dtype=t), name="mysum")
+    mymax = te.comm_reducer(lambda x, y: te.max(x, y), lambda t: te.min_value(t), name="mymax")
+    A = te.placeholder((8, 16), name="A")
+    k = te.reduce_axis((0, 16), name="k")
+    k2 = te.reduce_axis((0, 16), name="k2")
+    B = te.compute((8,), lambda i: mysum(A[i, k], axis=k), name="B")
+    C = te.compute((8,), lambda i: mymax(A[i, k2], axis=k2), name="C")
+    f = tvm.build(te.create_schedule([B.op, C.op]), [A, B, C])
+    a = np.random.default_rng(0).random((8, 16), dtype="float32")
+    b, c = np.empty(8, "float32"), np.empty(8, "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(b, a.sum(1), rtol=1e-5)
+    np.testing.assert_array_equal(c, a.max(1))
+    bad = te.comm_reducer(lambda x, y: x + y, lambda t: tvm.tir.const(1, dtype=t), name="off")
+    with pytest.raises(DSLError, match="identity of a sum"):
+        te.compute((8,), lambda i: bad(A[i, k], axis=k), name="D")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import ansor_lab as tvm
 from ansor_lab import te
+from ansor_lab.dsl.reference import evaluate
 from ansor_lab.errors import DSLError, DTypeError
 
 
@@ -157,9 +160,20 @@ def test_shapes_must_be_static(A):
         te.placeholder((0, 4), name="Z")
 
 
-def test_multi_output_compute_is_rejected(A):
-    with pytest.raises(DSLError, match=r"compute 'C': multiple outputs are not supported"):
-        te.compute((4,), lambda i: (A[i, 0], A[i, 1]), name="C")
+def test_multi_output_compute_gives_one_tensor_per_element(A):
+    C0, C1 = te.compute((4,), lambda i: (A[i, 0], A[i, 1] * 2.0), name="C")
+    assert (C0.name, C1.name) == ("C", "C_v1")
+    rng = np.random.default_rng(0)
+    a = rng.random(A.shape, dtype="float32")
+    got = evaluate([C0, C1], {A: a})
+    np.testing.assert_array_equal(got[C0], a[:4, 0])
+    np.testing.assert_array_equal(got[C1], a[:4, 1] * 2)
+    f = tvm.build(te.create_schedule([C0.op, C1.op]), [A, C0, C1])
+    c0, c1 = np.empty(4, "float32"), np.empty(4, "float32")
+    f(a, c0, c1)
+    np.testing.assert_array_equal(c1, a[:4, 1] * 2)
+    with pytest.raises(DSLError, match=r"compute 'E': the lambda returned an empty tuple"):
+        te.compute((4,), lambda i: (), name="E")
     with pytest.raises(DSLError, match=r"compute 'C': the lambda returned tensor 'A'; index it"):
         te.compute((4,), lambda i: A, name="C")
 

@@ -117,7 +117,7 @@ class _Thread:
             yield from self.run(s.body, env)
         elif t is N.Allocate:
             if s.buffer.scope != "shared":
-                self.mem[s.buffer] = np.zeros(math.prod(s.buffer.shape) * 2 + 64, s.buffer.dtype)
+                self.mem[s.buffer] = np.zeros(s.buffer.size, s.buffer.dtype)
             yield from self.run(s.body, env)
         elif t is N.For:
             lo, n = int(self.ev(s.min, env)), int(self.ev(s.extent, env))
@@ -158,7 +158,7 @@ def run_gpu(func: N.PrimFunc, arrays: list) -> None:
     for k in prog.kernels:
         for bidx in itertools.product(*(range(n) for n in reversed(k.grid))):
             block = dict(zip(reversed(gpu.BLOCK_TAGS), bidx))
-            shared = {b: np.zeros(math.prod(b.shape) * 2 + 64, b.dtype) for b in k.shared}
+            shared = {b: np.zeros(b.size, b.dtype) for b in k.shared}
             log: dict = {}
             threads = []
             for tidx in itertools.product(*(range(n) for n in reversed(k.block))):

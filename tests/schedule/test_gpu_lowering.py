@@ -102,18 +102,18 @@ def test_matmul_barriers_exact_positions():
 
 
 def test_matmul_runs_right_with_cuda_semantics():
-    s, args = matmul_schedule(32, 16, 4, 4)
+    s, args = matmul_schedule(16, 8, 2, 4)
     f = tvm.lower(s, args)["main"]
     rng = np.random.default_rng(0)
-    a, b = rng.random((32, 32), "float32"), rng.random((32, 32), "float32")
-    c = np.zeros((32, 32), "float32")
+    a, b = rng.random((16, 16), "float32"), rng.random((16, 16), "float32")
+    c = np.zeros((16, 16), "float32")
     run_gpu(f, [a, b, c])
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
 def test_missing_barrier_is_a_race_in_the_interpreter():
     # the interpreter is what the barrier tests trust: without the barriers it must fail
-    s, args = matmul_schedule(32, 16, 4, 4)
+    s, args = matmul_schedule(16, 8, 2, 4)
     f = tvm.lower(s, args)["main"]
 
     class NoSync(IRMutator):
@@ -121,7 +121,7 @@ def test_missing_barrier_is_a_race_in_the_interpreter():
             return N.seq(*[self.visit_stmt(x) for x in s.seq if not gpu.is_barrier(x)])
 
     bare = f.with_body(NoSync().visit_stmt(f.body))
-    a = np.ones((32, 32), "float32")
+    a = np.ones((16, 16), "float32")
     with pytest.raises(RaceError, match="A_shared|B_shared"):
         run_gpu(bare, [a, a.copy(), np.zeros_like(a)])
 
@@ -301,3 +301,93 @@ def test_no_barrier_inside_a_thread_guard():
     )
     out = body_of(insert_barriers(kernel(guarded)))
     assert not any(gpu.is_barrier(x) for x in out)  # a divergent barrier would deadlock
+
+
+def test_storage_align_vectorize_unroll_inside_threads():
+    s, args = matmul_schedule(16, 8, 2, 4)
+    # the stages are found by their tensors' names, as the TVM tutorials hold them
+    stages = {st.op.name: st for st in s.stages}
+    AA, CL = stages["A_shared"], stages["C_local"]
+    AA.storage_align(AA.op.axis[0], 8, 1)  # pad the rows: 4 -> stride 9 (bank conflicts)
+    AA.vectorize(AA.leaf_iter_vars[-1])
+    CL.unroll(CL.leaf_iter_vars[-1])
+    f = tvm.lower(s, args)["main"]
+    text = str(f)
+    assert allocs(f)["A_shared"].padded_strides == (9, 1)
+    assert "T.vectorized(" in text and "T.unroll(" in text
+    assert text.count('T.tvm_storage_sync("shared")') == 2
+    rng = np.random.default_rng(4)
+    a, b = rng.random((16, 16), "float32"), rng.random((16, 16), "float32")
+    c = np.zeros((16, 16), "float32")
+    run_gpu(f, [a, b, c])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_bind_after_compute_at_refreshes_the_shared_region():
+    # block style, bind last: the shared tile's displayed loops grow to the block's
+    n = 64
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, kk = sch.get_loops(blk)
+    bi, ti = sch.split(i, [None, 16])
+    ko, ki = sch.split(kk, [None, 4])
+    sch.reorder(bi, ti, ko, ki, j)
+    AA = sch.cache_read(blk, 0, "shared")
+    sch.compute_at(AA, ko)
+    assert [sch.get(lp).extent for lp in sch.get_loops(AA)[-2:]] == [1, 4]
+    sch.bind(bi, "blockIdx.x")
+    sch.bind(ti, "threadIdx.x")
+    assert [sch.get(lp).extent for lp in sch.get_loops(AA)[-2:]] == [16, 4]
+    assert allocs(sch.mod["main"])["A_shared"].shape == (16, 4)
+
+
+def test_accesses_after_a_barrier_in_a_branch_stay_pending():
+    # if (uniform): S[tx] = ..; SYNC; S[tx] = ..   then G = S[tx + 1]: the write after the
+    # branch's barrier still needs one before the read
+    cond = E.EQ(E.Var("bx"), E.IntImm(0))
+    branch = N.IfThenElse(
+        cond,
+        N.seq(store(S, tx_var, E.FloatImm(1.0)), gpu.barrier(), store(S, tx_var, E.FloatImm(2.0))),
+    )
+    read = store(G, tx_var, load(S, E.FloorMod(add(tx_var, E.IntImm(1)), E.IntImm(64), "int32")))
+    out = body_of(insert_barriers(kernel(branch, read)))
+    assert [gpu.is_barrier(x) for x in out] == [False, True, False]
+
+
+def test_block_style_cooperative_fetch_runs_right():
+    n = 16
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, kk = sch.get_loops(blk)
+    bi, ti, ii = sch.split(i, [None, 4, 2])
+    bj, tj, jj = sch.split(j, [None, 4, 2])
+    ko, ki = sch.split(kk, [None, 4])
+    sch.reorder(bi, bj, ti, tj, ko, ki, ii, jj)
+    sch.bind(bi, "blockIdx.x")
+    sch.bind(bj, "blockIdx.y")
+    sch.bind(ti, "threadIdx.y")
+    sch.bind(tj, "threadIdx.x")
+    for index in (0, 1):
+        cache = sch.cache_read(blk, index, "shared")
+        sch.compute_at(cache, ko)
+        fused = sch.fuse(*sch.get_loops(cache)[-2:])  # 8 x 4 (or 4 x 8) = 32 elements
+        ty, tx, _ = sch.split(fused, [4, 4, None])
+        sch.bind(ty, "threadIdx.y")
+        sch.bind(tx, "threadIdx.x")
+    f = sch.mod["main"]
+    bufs = allocs(f)
+    assert bufs["A_shared"].shape == (8, 4) and bufs["B_shared"].shape == (4, 8)
+    assert str(f).count('T.tvm_storage_sync("shared")') == 2
+    rng = np.random.default_rng(6)
+    a, b = rng.random((n, n), "float32"), rng.random((n, n), "float32")
+    c = np.zeros((n, n), "float32")
+    run_gpu(f, [a, b, c])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)

@@ -63,9 +63,14 @@ READ_ONLY = {
         "replay",
         "seed",
         "show",
+        # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
+        "blockize",
+        "merge",
+        "tensorize",
     },
     te_schedule.Schedule: set(),
-    te_schedule.Stage: {"loop"},
+    # set_store_predicate only accepts the thread-0 store a cross-thread reduction already has
+    te_schedule.Stage: {"loop", "set_store_predicate"},
 }
 
 

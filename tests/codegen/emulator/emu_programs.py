@@ -179,3 +179,21 @@ def transpose_shared(n: int = 32, tile: int = 8, *, barrier: bool = True) -> N.P
         ),
     )
     return N.PrimFunc((A, B), body, "transpose_shared")
+
+
+def short_loop_kernel(barrier_inside: bool = False) -> N.PrimFunc:
+    """One kernel, threadIdx.x launched 32 wide by its first loop; the second loop binds
+    only 24 threads, so threads 24..31 skip it (the guard)."""
+    X = N.Buffer("X", (2, 32), "float32")
+    Y = N.Buffer("Y", (2, 32), "float32")
+
+    def body(b):
+        first = bound("t", 32, "threadIdx.x", lambda t: N.BufferStore(Y, X[b, t], (b, t)))
+
+        def short(t):
+            store = N.BufferStore(Y, X[b, t] * E.FloatImm(10.0, "float32"), (b, t))
+            return N.seq(gpu.barrier(), store) if barrier_inside else store
+
+        return N.seq(first, bound("u", 24, "threadIdx.x", short))
+
+    return N.PrimFunc((X, Y), bound("b", 2, "blockIdx.x", body), "short_loop")

@@ -1,0 +1,65 @@
+"""Out-of-scope TVM names import, then stop with our error saying what to write instead."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab.errors import OutOfScopeError
+
+
+@pytest.mark.parametrize(
+    ("module", "attr", "advice"),
+    [
+        ("ansor_lab.relax", "build", "te.compute"),
+        ("ansor_lab.relay", "build", "topi"),
+        ("ansor_lab.relay.testing", "resnet", "TaskScheduler"),
+        ("ansor_lab.relax.frontend.nn", "Module", "tir.Schedule"),
+    ],
+)
+def test_out_of_scope_modules_import_and_explain(module: str, attr: str, advice: str):
+    mod = importlib.import_module(module)
+    with pytest.raises(OutOfScopeError, match=advice):
+        getattr(mod, attr)
+    assert not hasattr(mod, "__wrapped__")  # dunder probes stay ordinary AttributeErrors
+
+
+def test_top_level_attribute_access_reaches_them():
+    with pytest.raises(OutOfScopeError, match="relay"):
+        tvm.relay.transform  # noqa: B018 - the access itself must raise
+
+
+def test_tensorize_and_other_devices_explain():
+    with pytest.raises(OutOfScopeError, match="vectorize"):
+        tvm.tir.TensorIntrin.register("dot", None, None)
+    from ansor_lab import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+    with pytest.raises(OutOfScopeError, match="tensor intrinsics"):
+        sch.tensorize(sch.get_loops(sch.get_block("B"))[0], "dot")
+    with pytest.raises(OutOfScopeError, match="tvm.cpu"):
+        tvm.opencl(0)
+    # the schedule is unharmed
+    b = np.empty(4, "float32")
+    tvm.build(sch.mod)(np.arange(4, dtype="float32"), b)
+    assert b.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_merge_and_store_predicate_explain():
+    from ansor_lab import te
+    from ansor_lab.errors import ScheduleError
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(OutOfScopeError, match="compute_at"):
+        sch.merge(i, i)
+    s = te.create_schedule(B.op)
+    with pytest.raises(ScheduleError, match="te.if_then_else"):
+        s[B].set_store_predicate(B.op.axis[0] < 2)
