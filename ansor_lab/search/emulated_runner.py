@@ -120,7 +120,10 @@ class EmulatedRunner(ProgramRunner):
                 msg = {"kind": "emulate", "dag": b.payload["dag"], "trace": b.payload["trace"]}
                 reply = self._call(msg, self.timeout)
                 if reply.get("error_no") == 0:
-                    est = estimate(pickle.loads(reply.pop("program")), self._task_target)
+                    # ptxas's registers where the builder compiled the kernels
+                    regs = b.obj.get("resources") if isinstance(b.obj, dict) else None
+                    program = pickle.loads(reply.pop("program"))
+                    est = estimate(program, self._task_target, regs)
                     if est.seconds == float("inf"):
                         reply = {
                             "error_no": int(ErrorNo.RUNTIME_DEVICE),

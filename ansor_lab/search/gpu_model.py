@@ -9,9 +9,10 @@ emulator. It is a roofline with efficiencies, per kernel:
    stride of 8 floats or more 32); shared-memory wavefronts per warp instruction (bank
    conflicts: the most distinct words one of the 32 banks serves). Reuse through shared
    and local memory shows as fewer global accesses executed.
-2. **Resources**: registers per thread ~ ``REG_BASE`` + the 4-byte words of the thread's
-   local buffers (capped at 255; the rest spills to local memory, counted as global
-   traffic); shared bytes per block (+1 KiB reserved per block from sm_80).
+2. **Resources**: registers per thread from ptxas when the kernel was compiled, else
+   ~ ``REG_BASE`` + the 4-byte words of the thread's local buffers (capped at 255; the
+   rest spills to local memory, counted as global traffic); shared bytes per block
+   (+1 KiB reserved per block from sm_80).
 3. **Occupancy**: blocks per SM = the least of the limits on threads, blocks, registers
    and shared memory per SM (``limiter`` names it); resident warps per SM; waves of
    blocks over the SMs, and the tail efficiency of the last wave.
@@ -198,10 +199,11 @@ def _by_buffer(accesses: list) -> tuple:
     return tuple(sorted(moved.items(), key=lambda kv: -kv[1]))
 
 
-def estimate_kernel(k: Any, spec: GPUSpec) -> KernelEstimate:
-    """The model for one ``codegen.kernel_form.Kernel`` (see the module docstring)."""
+def estimate_kernel(k: Any, spec: GPUSpec, registers: int | None = None) -> KernelEstimate:
+    """The model for one ``codegen.kernel_form.Kernel`` (see the module docstring);
+    ``registers``: ptxas's count per thread, when the kernel was compiled (else estimated)."""
     work = kernel_work(k)
-    regs = REG_BASE + work.local_words
+    regs = registers if registers else REG_BASE + work.local_words
     spilled = max(0, regs - MAX_REGS)
     regs = min(regs, MAX_REGS)
     shared = k.shared_bytes() + (1024 if spec.arch >= "sm_80" and k.shared_bytes() else 0)
@@ -251,8 +253,14 @@ def estimate_kernel(k: Any, spec: GPUSpec) -> KernelEstimate:
     )  # fmt: skip
 
 
-def estimate(program: Any, target: Any) -> GPUEstimate:
-    """Estimated seconds of a ``KernelProgram`` on ``target`` (see the module docstring)."""
+def estimate(program: Any, target: Any, registers: dict | None = None) -> GPUEstimate:
+    """Estimated seconds of a ``KernelProgram`` on ``target`` (see the module docstring).
+
+    ``registers`` (kernel name -> registers per thread, as ptxas reports them) replaces
+    the model's own estimate where a compiler has run: unrolled register tiles can need
+    far more than their local buffers suggest.
+    """
     spec = GPUSpec.of(target)
-    kernels = tuple(estimate_kernel(k, spec) for k in program.kernels)
+    registers = registers or {}
+    kernels = tuple(estimate_kernel(k, spec, registers.get(k.name)) for k in program.kernels)
     return GPUEstimate(sum(k.seconds for k in kernels), kernels, spec.name)

@@ -183,3 +183,13 @@ def test_a_block_that_cannot_be_resident_is_infinitely_slow():
     est = estimate(copy(64, False, shared=True), small)
     assert est.breakdown[0].blocks_per_sm == 0 and est.seconds == float("inf")
     assert "occupancy" in str(estimate(copy(64, False, shared=True), H100))
+
+
+def test_ptxas_registers_replace_the_estimate():
+    prog = scale(1 << 20, 256)
+    own = estimate(prog, H100).breakdown[0]
+    ptxas = estimate(prog, H100, {"main_kernel0": 255}).breakdown[0]
+    assert own.registers == 16 and ptxas.registers == 255
+    # 255 registers x 256 threads (rounded up per warp to 8192 per warp): 1 block per SM
+    assert (ptxas.blocks_per_sm, ptxas.limiter) == (1, "registers")
+    assert ptxas.occupancy < own.occupancy and ptxas.seconds > own.seconds
