@@ -140,7 +140,8 @@ def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
     ok = sum(r.error_no == 0 for _, r in records)
     sch, sargs = task.apply_best(log)
     mod = tvm.build(sch, sargs, target)
-    est = estimate(mod.kernel_program, target)
+    ptxas = _resources(mod)
+    est = estimate(mod.kernel_program, target, {r["kernel"]: r["registers"] for r in ptxas})
     row = {
         "workload": name,
         "trials": len(records),
@@ -153,7 +154,7 @@ def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
                 "kernel": k.name,
                 "grid": k.grid,
                 "block": k.block,
-                "registers_estimate": k.registers,
+                "registers": k.registers,
                 "shared_bytes": k.shared_bytes,
                 "occupancy": k.occupancy,
                 "bound": k.bound,
@@ -162,7 +163,7 @@ def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
             }
             for k in est.breakdown
         ],
-        "ptxas": _resources(mod),
+        "ptxas": ptxas,
     }
     if gpu:
         dev = tvm.cuda()
@@ -195,7 +196,7 @@ def tuned_section(trials: int = 16) -> list[dict]:
                                  if "measured_gflops" in row else ""))  # fmt: skip
             for k in row["model"]:
                 print(f"  {k['kernel']}: grid {k['grid']} block {k['block']}, "
-                      f"~{k['registers_estimate']} regs (model), {k['shared_bytes']} B shared, "
+                      f"{k['registers']} regs, {k['shared_bytes']} B shared, "
                       f"occupancy {k['occupancy']:.0%}, {k['bound']}-bound, coalescing "
                       f"{k['coalescing']:.0%}, bank conflict {k['bank_conflict']}-way")  # fmt: skip
             for r in row["ptxas"]:
