@@ -83,3 +83,10 @@ def unload_ipython_extension(ipython) -> None:
     from .jupyter.extension import unload_ipython_extension as unload  # noqa: PLC0415
 
     unload(ipython)
+
+
+def _jupyter_labextension_paths() -> list[dict]:
+    """The prebuilt JupyterLab extension (``jupyter labextension develop`` links it)."""
+    from .jupyter.labext import labextension_paths  # noqa: PLC0415 - Jupyter tooling only
+
+    return labextension_paths()

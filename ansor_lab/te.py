@@ -46,6 +46,7 @@ from .dsl.intrin import (
     truncmod,
 )
 from .dsl.reference import evaluate
+from .dsl.symbolic import size_var
 from .dsl.tensor import (
     ComputeOp,
     Operation,
@@ -57,7 +58,7 @@ from .dsl.tensor import (
     thread_axis,
     var,
 )
-from .dsl.unsupported import comm_reducer, extern, scan, size_var
+from .dsl.unsupported import comm_reducer, extern, scan
 from .schedule.create import create_prim_func
 from .schedule.te_schedule import Schedule, create_schedule
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import DSLError
+from ..errors import DSLError, TaskError
 from . import dtypes, expr as E
 from .intrin import FLOAT_UNARY
 from .serialize import dag_to_json, structure_hash
+from .symbolic import SymbolicComputeOp, SymbolicPlaceholderOp, dim_vars
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 
 #: Intrinsics Ansor treats as expensive: an op using them is not inlined blindly.
@@ -152,6 +153,19 @@ def _analyze(ops: Sequence[Operation], outputs: Sequence[Operation]) -> AccessAn
     return a
 
 
+def _refuse_symbolic(ops: list) -> None:
+    """The auto-scheduler measures concrete programs: a symbolic DAG is refused, by name."""
+    sym = [op for op in ops if isinstance(op, (SymbolicPlaceholderOp, SymbolicComputeOp))]
+    if sym:
+        names = ", ".join(v.name for v in dim_vars([d for op in sym for d in op.shape]))
+        raise TaskError(
+            f"the auto-scheduler needs static shapes: {sym[0].name!r} has shape "
+            f"{tuple(sym[0].shape)} (shape variables: {names or 'in a reduce axis'}); define "
+            "the workload with numbers (e.g. n = 1024), or schedule the symbolic DAG by hand "
+            "with te.create_schedule"
+        )
+
+
 class ComputeDAG:
     """The ops producing some tensors, in topological order, with FLOPs and accesses.
 
@@ -161,6 +175,7 @@ class ComputeDAG:
     def __init__(self, tensors: object) -> None:
         self.tensors: list[Tensor] = _as_tensors(tensors)
         self.ops: list[Operation] = topo_order(self.tensors)
+        _refuse_symbolic(self.ops)
         outputs = [t.op for t in self.tensors if isinstance(t.op, ComputeOp)]
         # the outputs are the computes nobody else in the DAG reads
         readers = {id(t.op) for op in self.ops for t in op.input_tensors}

@@ -425,7 +425,7 @@ class Range:
         return Range(IntImm(int(lo)), IntImm(int(extent)))
 
     def __repr__(self) -> str:
-        return f"range(min={int(self.min)}, ext={int(self.extent)})"
+        return f"range(min={self.min}, ext={self.extent})"  # ints, or a shape variable's
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ReferenceEvaluationError
 from . import dtypes, expr as E
 from .dag import ComputeDAG
+from .symbolic import Specialization, is_symbolic_tensor, symbolic_ops
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .visitor import EXPR, Visitor
 
@@ -333,8 +334,11 @@ def evaluate(
     """Evaluate every op of a DAG with numpy.
 
     ``inputs`` maps each placeholder tensor to an array (or lists arrays in the DAG's
-    placeholder order). Returns a dict from every tensor of the DAG to its value.
+    placeholder order). Returns a dict from every tensor of the DAG to its value. A DAG
+    with shape variables (``te.var`` dims) takes them from the input arrays' shapes.
     """
+    if not isinstance(tensors, ComputeDAG) and any(map(is_symbolic_tensor, tensors)):
+        return _evaluate_symbolic(list(tensors), inputs)
     dag = tensors if isinstance(tensors, ComputeDAG) else ComputeDAG(tensors)
     placeholders = [op.output(0) for op in dag.placeholders]
     if not isinstance(inputs, Mapping):
@@ -368,3 +372,27 @@ def reference_outputs(args: Sequence[Tensor], arrays: Sequence[np.ndarray]) -> l
     inputs = {t: a for t, a in zip(args, arrays) if isinstance(t.op, PlaceholderOp)}
     values = evaluate(list(args), inputs)
     return [values[t] for t in args]
+
+
+def _evaluate_symbolic(tensors: list, inputs: object) -> dict:
+    """``evaluate`` of a symbolic DAG: bind its variables from the inputs, specialize."""
+    if not isinstance(inputs, Mapping):
+        raise ReferenceEvaluationError(
+            "a DAG with shape variables takes its inputs as a dict {A: array, ...}"
+        )
+    binding: dict = {}
+    for t, arr in inputs.items():
+        for d, size in zip(t.shape, np.shape(arr)):
+            if isinstance(d, E.Var) and binding.setdefault(d, size) != size:
+                raise ReferenceEvaluationError(
+                    f"shape variable {d.name!r} is {binding[d]} in one input and {size} in "
+                    f"{t.name!r}; arrays sharing it must agree"
+                )
+    spec = Specialization(binding)
+    concrete = evaluate(
+        [spec.tensor(t) for t in tensors], {spec.tensor(t): a for t, a in inputs.items()}
+    )
+    out = {t: concrete[spec.tensor(t)] for t in inputs}
+    for op in symbolic_ops(tensors):
+        out[op.output(0)] = concrete[spec.tensor(op.output(0))]
+    return out

@@ -57,6 +57,10 @@ class Dim(int):
         return int(self)
 
 
+def _is_var_dim(d: object) -> bool:
+    return isinstance(d, E.PrimExpr) and not isinstance(d, (E.IntImm, E.FloatImm))
+
+
 @dataclass(frozen=True, eq=False)
 class Tensor:
     """A multi-dimensional array produced by an operation; index it as ``A[i, j]``."""
@@ -68,7 +72,9 @@ class Tensor:
 
     def __post_init__(self) -> None:
         # every dimension answers TVM's `.value`, whichever op made the tensor
-        object.__setattr__(self, "shape", tuple(Dim(d) for d in self.shape))
+        # a shape variable (te.var) stays an expression: the tensor is symbolic (dsl.symbolic)
+        shape = tuple(d if _is_var_dim(d) else Dim(d) for d in self.shape)
+        object.__setattr__(self, "shape", shape)
 
     @property
     def name(self) -> str:
@@ -105,7 +111,7 @@ class Tensor:
                     f"tensor {self.name!r}: index {axis} is a {e.dtype} expression ({e}); "
                     "indices must be integers (use .astype('int32'))"
                 )
-            if isinstance(e, E.IntImm) and not 0 <= e.value < extent:
+            if isinstance(e, E.IntImm) and isinstance(extent, int) and not 0 <= e.value < extent:
                 raise DSLError(
                     f"tensor {self.name!r}: constant index {e.value} is out of range for "
                     f"dimension {axis} of extent {extent}"
@@ -233,7 +239,8 @@ def _dimension(s: object, what: str) -> int:
             "(e.g. N // bn) and pick sizes that divide evenly"
         )
     raise DSLError(
-        f"{what}: dimension {s!r} is not a constant int; ansor_lab supports static shapes only"
+        f"{what}: dimension {s!r} is not a constant int; a dimension is an int or a shape "
+        "variable (n = te.var('n'))"
     )
 
 
@@ -262,13 +269,17 @@ def _static_shape(shape: object, what: str) -> tuple:
 
 
 def placeholder(shape: object, dtype: str = "float32", name: str = "placeholder") -> Tensor:
-    """An input tensor of static ``shape`` and ``dtype``."""
+    """An input tensor of ``shape`` and ``dtype``; dims may be shape variables (``te.var``)."""
+    from . import symbolic  # noqa: PLC0415 - symbolic builds on this module
+
+    if symbolic.has_symbolic(shape):
+        return symbolic.symbolic_placeholder(tuple(shape), dtypes.canonical(dtype), name)
     op = PlaceholderOp(name, _static_shape(shape, f"placeholder {name!r}"), dtypes.canonical(dtype))
     return op.output(0)
 
 
 def var(name: str = "tindex", dtype: str = "int32") -> E.Var:
-    """A scalar variable (usable as a lambda index or in expressions; shapes stay static)."""
+    """A scalar variable: a shape variable (``te.placeholder((n,))``) or an expression's."""
     return E.Var(name, dtypes.canonical(dtype))
 
 
@@ -283,6 +294,10 @@ def reduce_axis(dom: object, name: str = "rv") -> E.IterVar:
             raise DSLError(
                 f"reduce_axis {name!r}: dom must be (min, max) of constant ints, got {dom!r}"
             ) from None
+        from . import symbolic  # noqa: PLC0415 - symbolic builds on this module
+
+        if symbolic.has_symbolic((lo, hi)):
+            return symbolic.symbolic_reduce_axis(lo, hi, name)
         # int() would silently truncate a bound like K / 2 for an odd K
         what = f"reduce_axis {name!r}"
         lo, hi = _dimension(lo, what), _dimension(hi, what)
@@ -349,10 +364,16 @@ def compute(
 
     The body may be a reduction at its top (``te.sum(A[i, k] * B[k, j], axis=k)``).
     """
-    dims = _static_shape(shape, f"compute {name!r}")
+    from . import symbolic  # noqa: PLC0415 - symbolic builds on this module
+
+    if symbolic.has_symbolic(shape):
+        items = shape if isinstance(shape, (tuple, list)) else (shape,)
+        dims = tuple(symbolic._dim_expr(d, f"compute {name!r}") for d in items)
+    else:
+        dims = _static_shape(shape, f"compute {name!r}")
     names = _arg_names(fcompute, len(dims), name)
     axis = tuple(
-        E.IterVar(E.Var(n), E.Range.of(0, extent), "spatial") for n, extent in zip(names, dims)
+        E.IterVar(E.Var(n), _axis_range(extent), "spatial") for n, extent in zip(names, dims)
     )
     body = fcompute(*[iv.var for iv in axis])
     if isinstance(body, (list, tuple)):
@@ -372,9 +393,17 @@ def compute(
             f"compute {name!r}: te.sum/te.max/te.min must be the outermost expression of the "
             "body; compute the reduction in its own te.compute and combine it in another"
         )
+    if symbolic.needs_symbolic(dims, body):
+        return symbolic.symbolic_compute(dims, body, axis, name, tag, attrs)
     _check_free_vars(name, body, axis, reduce_axes)
     op = ComputeOp(name, axis, reduce_axes, (body,), tag, dict(attrs or {}))
     return op.output(0)
+
+
+def _axis_range(extent: object) -> E.Range:
+    if isinstance(extent, E.PrimExpr) and not isinstance(extent, E.IntImm):
+        return E.Range(E.IntImm(0), extent)  # a symbolic dimension (dsl.symbolic)
+    return E.Range.of(0, extent)
 
 
 def _multi_output(dims, fcompute, names, name, tag, attrs, count) -> list:
@@ -408,7 +437,8 @@ def _check_free_vars(name: str, body: E.PrimExpr, axis: Sequence, reduce_axes: S
         if v not in bound:
             raise DSLError(
                 f"compute {name!r}: variable {v.name!r} is not an axis of this compute "
-                "(a reduction axis used outside te.sum, or a free te.var; shapes are static)"
+                "(a reduction axis used outside te.sum, or a free te.var that is no tensor's "
+                "dimension)"
             )
 
 

@@ -72,11 +72,3 @@ def scan(*args: Any, **kwargs: Any) -> Any:
         "te.scan is not supported: write one te.compute per step, or run the recurrence "
         "in Python around a built step"
     )
-
-
-def size_var(name: str = "size", dtype: str = "int32") -> Any:
-    """Not supported: symbolic sizes."""
-    raise DSLError(
-        f"te.size_var({name!r}): shapes are static in ansor_lab; build one function per "
-        "size (e.g. n = 1024)"
-    )

@@ -110,8 +110,22 @@ def stmt_to_str(s: N.Stmt) -> str:
     return "\n".join(p.lines)
 
 
+#: functions ``f -> text | None`` that print some PrimFuncs another way (the schedule layer
+#: registers TVM's block form for unscheduled ``create_prim_func`` results)
+SCRIPT_HOOKS: list = []
+
+
 def func_to_str(f: N.PrimFunc) -> str:
     """The text of a PrimFunc, as a ``@T.prim_func`` definition."""
+    for hook in SCRIPT_HOOKS:
+        text = hook(f)
+        if text is not None:
+            return text
+    return loop_form(f)
+
+
+def loop_form(f: N.PrimFunc) -> str:
+    """The loop-form text of a PrimFunc (stage markers as comments), whatever made it."""
     params = ", ".join(f'{b.name}: T.Buffer({_buffer_decl(b)}, "{b.dtype}")' for b in f.params)
     p = _Printer()
     p.emit(0, "@T.prim_func")

@@ -51,7 +51,11 @@ class _Matcher:
             return
         if a.dtype != b.dtype:
             raise StructuralDifference(f"{path}: {a.name}: {a.dtype} vs {b.name}: {b.dtype}")
-        if a not in self.fwd and not self.map_free_vars and not self._defining:
+        if self._defining:  # a loop or let (re)defines it: sibling loops may reuse a Var
+            old = self.fwd.pop(a, None)
+            self.back.pop(old, None)
+            self.fwd.pop(self.back.pop(b, None), None)
+        elif a not in self.fwd and not self.map_free_vars:
             raise StructuralDifference(f"{path}: free variables {a.name} and {b.name} differ")
         self._bind(a, b, path)
 
@@ -64,6 +68,11 @@ class _Matcher:
             return self.buffer(a, b, path)
         if isinstance(a, E.Var) and isinstance(b, E.Var) and type(a) is type(b):
             return self.var(a, b, path)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            # plain numbers (shape dims are an int subclass): equal by value, NaN to NaN
+            if a != b and not (a != a and b != b):
+                raise StructuralDifference(f"{path}: {a!r} vs {b!r}")
+            return None
         if type(a) is not type(b):
             raise StructuralDifference(f"{path}: {_show(a)} vs {_show(b)}")
         if isinstance(a, (tuple, list)):
@@ -86,7 +95,7 @@ class _Matcher:
                     continue
                 self.value(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
             return None
-        if a != b:
+        if a != b and not (a != a and b != b):  # NaN constants are equal to each other
             raise StructuralDifference(f"{path}: {a!r} vs {b!r}")
         return None
 

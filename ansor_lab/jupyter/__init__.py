@@ -30,6 +30,18 @@ _LAZY = {
     "visit_order": "iteration",
     "iteration_order": "iteration",
     "iteration_order_svg": "iteration",
+    # checked exercises of the course
+    "ExerciseResult": "exercises",
+    "check_schedule": "exercises",
+    "check_value": "exercises",
+    # the memory hierarchy, measured live
+    "BandwidthPoint": "hierarchy",
+    "CacheLevel": "hierarchy",
+    "cache_levels": "hierarchy",
+    "stream_bandwidth": "hierarchy",
+    "level_bandwidths": "hierarchy",
+    "hierarchy_figure": "hierarchy",
+    "hierarchical_roofline_figure": "hierarchy",
     # rich displays and helpers (display.py); the IPython extension (extension.py)
     "show": "display",
     "mimebundle": "display",
@@ -38,6 +50,12 @@ _LAZY = {
     "records_table": "display",
     "RecordsTable": "display",
     "load_ipython_extension": "extension",
+    # the JupyterLab extension's MIME types (mime.py)
+    "RecordDisplay": "mime",
+    "TRACE_MIME": "mime",
+    "LOWERED_MIME": "mime",
+    "SOURCE_MIME": "mime",
+    "RECORD_MIME": "mime",
     "unload_ipython_extension": "extension",
     # the live tuning widget (start it with auto_scheduler.tune_widget; the submodule
     # ansor_lab.jupyter.tune_widget shadows a same-named function here)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .html import FONT, MONO, badge, esc, fmt_seconds, header, highlight, pre, tabs
+from .mime import LOWERED_MIME, SOURCE_MIME, TRACE_MIME, lowered_data, source_data, trace_data
 
 # --------------------------------------------------------------------------------------
 # code
@@ -37,14 +38,16 @@ def _safe_repr(obj: Any) -> str:
 def primfunc_bundle(func: Any) -> dict:
     """A PrimFunc as highlighted TVMScript-like code."""
     cap = header(f"<b>PrimFunc</b> <code>{esc(func.name)}</code>", f"{len(func.params)} buffers")
-    return {"text/plain": _safe_repr(func), "text/html": cap + highlight(func.script())}
+    html = cap + highlight(func.script())
+    return {"text/plain": _safe_repr(func), "text/html": html, LOWERED_MIME: lowered_data(func)}
 
 
 def irmodule_bundle(mod: Any) -> dict:
     """An IRModule as highlighted code of its functions."""
     names = ", ".join(mod.get_global_vars())
     cap = header(f"<b>IRModule</b> ({esc(names)})")
-    return {"text/plain": _safe_repr(mod), "text/html": cap + highlight(mod.script())}
+    html = cap + highlight(mod.script())
+    return {"text/plain": _safe_repr(mod), "text/html": html, LOWERED_MIME: lowered_data(mod)}
 
 
 def trace_bundle(trace: Any) -> dict:
@@ -52,7 +55,8 @@ def trace_bundle(trace: Any) -> dict:
     n = len(trace.insts)
     sampled = sum(1 for inst in trace.insts if inst.is_sampling)
     cap = header(f"<b>Trace</b> · {n} steps", f"{sampled} sampling decisions" if sampled else "")
-    return {"text/plain": _safe_repr(trace), "text/html": cap + highlight(str(trace))}
+    html = cap + highlight(str(trace))
+    return {"text/plain": _safe_repr(trace), "text/html": html, TRACE_MIME: trace_data(trace)}
 
 
 def dag_bundle(dag: Any) -> dict:
@@ -278,20 +282,29 @@ def _big_code(text: str, language: str) -> str:
 
 def module_bundle(mod: Any) -> dict:
     """A built Module as tabs: LLVM IR, assembly, loop report, TIR."""
-    panels = []
+    panels, sources = [], []
     for title, fmt, lang in (("LLVM IR", "ll", "llvm"), ("Assembly", "asm", "asm")):
         try:
-            panels.append((title, _big_code(mod.get_source(fmt), lang)))
+            text = mod.get_source(fmt)
         except Exception as err:  # noqa: BLE001 - one failing view must not hide the others
             panels.append((title, pre(f"unavailable: {err}")))
-    panels.append(("Loop report", pre(mod.loop_report())))
-    panels.append(("TIR", highlight(mod.func.script())))
+            sources.append((title, "text", f"unavailable: {err}"))
+            continue
+        panels.append((title, _big_code(text, lang)))
+        sources.append((title, lang, "\n".join(text.splitlines()[:PLAIN_LINES])))
+    report, script = mod.loop_report(), mod.func.script()
+    panels += [("Loop report", pre(report)), ("TIR", highlight(script))]
+    sources += [("Loop report", "text", report), ("TIR", "python", script)]
     cap = header(
         f"<b>Module</b> <code>{esc(mod.entry_name)}</code>",
         f"target <code>{esc(mod.target)}</code>",
         f"{len(mod.func.params)} arguments",
     )
-    return {"text/plain": _safe_repr(mod), "text/html": cap + tabs(panels)}
+    return {
+        "text/plain": _safe_repr(mod),
+        "text/html": cap + tabs(panels),
+        SOURCE_MIME: source_data(mod.entry_name, str(mod.target), sources),
+    }
 
 
 # --------------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ def _function(mod: Any, name: str) -> PrimFunc:
 def task_of(mod: Any, target: Any, name: str = "main") -> SearchTask:
     """The search task of a module's function (its compute definitions)."""
     func = _function(mod, name)
-    args = getattr(func.source, "args", None)
+    # symbolic shapes: the symbolic tensors, so the DAG refuses them by name (not the probe)
+    args = getattr(func.source, "symbolic_args", None) or getattr(func.source, "args", None)
     if args is None:
         why = getattr(func.source, "reason", "it was not made by te.create_prim_func")
         raise TaskError(

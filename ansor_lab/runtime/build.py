@@ -14,8 +14,10 @@ from ..dsl.tensor import Tensor
 from ..errors import CodegenError, LoweringError, UnknownKeywordError
 from ..ir import nodes as N
 from ..schedule.lower import lower_state
+from ..schedule.symbolic_schedule import symbolic_program
 from ..schedule.te_schedule import Schedule
 from .module import Module
+from .symbolic_module import SymbolicModule, lower_symbolic
 
 if TYPE_CHECKING:
     from .cuda_module import CUDAModule
@@ -53,7 +55,14 @@ def _lower_func(
 def lower(
     inp: Any, args: Sequence[Tensor] | None = None, name: str = "main", simple_mode: bool = False
 ) -> N.IRModule:
-    """The loop IR of a schedule, as an IRModule (print it, or ``.show()``)."""
+    """The loop IR of a schedule, as an IRModule (print it, or ``.show()``).
+
+    With symbolic shapes it prints the probe specialization (every shape variable at
+    ``dsl.symbolic.PROBE_VALUE``) under a comment saying so: loops print with numbers only.
+    """
+    program = symbolic_program(inp, args)
+    if program is not None:
+        return lower_symbolic(program, name)
     func = _lower_func(inp, args, name)
     return N.IRModule({func.name: func})
 
@@ -124,6 +133,15 @@ def build(
         or not 1 <= threads <= 4096
     ):
         raise CodegenError(f"num_threads must be an int from 1 to 4096, got {threads!r}")
+    program = symbolic_program(inp, args)
+    if program is not None:  # symbolic shapes: compiled per shape when called
+        name = program.func_name if name == "main" else name
+        opts = {"num_threads": threads, "fast_math": fast_math}
+        opts.update(
+            record_thread_ids=record_thread_ids,
+            instrument_bound_checkers=bool(instrument_bound_checkers),
+        )
+        return SymbolicModule(program, name, lambda f: build(f, None, tgt, name, **opts))
     try:
         # lowering's target-free check is skipped: prepare verifies for the target, once
         func = _lower_func(inp, args, name, check=False)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..dsl.symbolic import SymbolicComputeOp, SymbolicPlaceholderOp
 from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
+from . import block_script  # noqa: F401 - registers the block-form printer
 from .ignored import warn_ignored
 from .lower import lower_state
 from .state import State
@@ -17,6 +19,9 @@ class PrimFuncSource:
     """What a PrimFunc was created from: its argument tensors (outputs last)."""
 
     args: tuple
+    #: the body create_prim_func lowered (the function prints in block form while its body
+    #: is this one; schedules' modules share the source but not the body)
+    body: object = field(default=None, compare=False)
 
     def outputs(self) -> list[Tensor]:
         """The args no other arg is computed from (the computed tensors)."""
@@ -26,6 +31,8 @@ class PrimFuncSource:
 def _is_placeholder(t: Tensor) -> bool:
     return isinstance(t.op, PlaceholderOp)
 
+
+_SYMBOLIC_OPS = (SymbolicPlaceholderOp, SymbolicComputeOp)
 
 #: index_dtype_override values TVM accepts
 INDEX_DTYPES = (None, "int32", "int64")
@@ -57,10 +64,15 @@ def create_prim_func(
     args = list(ops)
     if not args or not all(isinstance(t, Tensor) for t in args):
         raise LoweringError("create_prim_func takes a list of tensors, e.g. [A, B, C]")
+    if any(isinstance(t.op, _SYMBOLIC_OPS) for t in args):
+        from .symbolic_schedule import create_symbolic_prim_func  # noqa: PLC0415 - cycle
+
+        return create_symbolic_prim_func(args, name)
     src = PrimFuncSource(tuple(args))
     outputs = src.outputs()
     if not outputs:
         raise LoweringError("create_prim_func needs at least one computed tensor in the list")
     state = State.create(outputs, args)
     func = lower_state(state, args, name)
+    src = PrimFuncSource(tuple(args), func.body)
     return N.PrimFunc(func.params, func.body, name, func.attrs, src)

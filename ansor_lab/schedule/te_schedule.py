@@ -535,5 +535,8 @@ class Stage:
 
 
 def create_schedule(ops: object) -> Schedule:
-    """A default schedule for ``ops`` (an op or a list of ops, as in TVM)."""
-    return Schedule(ops)
+    """A default schedule for ``ops`` (an op or a list of ops, as in TVM); with symbolic
+    shapes (``te.var`` dims), a ``symbolic_schedule.SymbolicSchedule``."""
+    from . import symbolic_schedule  # noqa: PLC0415 - it builds on this module
+
+    return symbolic_schedule.create_schedule(ops)

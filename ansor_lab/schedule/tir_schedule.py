@@ -73,6 +73,10 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         source = getattr(func, "source", None)
         if cls is Schedule and getattr(source, "loop_program", False):
             return LoopProgramSchedule(func, source.iter_kinds)
+        if cls is Schedule and getattr(source, "symbolic_args", None):
+            from .symbolic_schedule import SymbolicBlockSchedule  # noqa: PLC0415 - cycle
+
+            return super().__new__(SymbolicBlockSchedule)  # symbolic shapes: a probe
         return super().__new__(cls)
 
     def __init__(

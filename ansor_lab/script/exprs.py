@@ -206,8 +206,8 @@ class ExprParser:
             if not args:
                 raise self.source.error(
                     node,
-                    f"T.{name}() declares a symbolic shape variable: shapes are static "
-                    "in ansor_lab's TVMScript; write the number",
+                    f"T.{name}() declares a shape variable: write it as its own statement "
+                    f"(n = T.{name}()) and use n in T.match_buffer(a, (n,))",
                 )
             return (
                 cast(args[0], name)

@@ -29,9 +29,25 @@ def _function_def(tree: ast.Module, source: ScriptSource) -> ast.FunctionDef:
     raise source.error(tree, "no function definition found")
 
 
-def build_prim_func(fn: ast.FunctionDef, source: ScriptSource, env: dict) -> PrimFunc:
-    """Parse one function definition; plain programs get a schedulable source."""
+def build_prim_func(
+    fn: ast.FunctionDef, source: ScriptSource, env: dict, shapes: dict | None = None
+) -> PrimFunc:
+    """Parse one function definition; plain programs get a schedulable source.
+
+    ``n = T.int32()`` shape variables take the values in ``shapes`` (by name; the probe
+    value otherwise), and the function is marked symbolic (``symbolic_script``).
+    """
     parser = FunctionParser(source, env, fn)
+    parser.shape_binding = dict(shapes or {})
+    func = _build(parser, fn, source)
+    if parser.shape_values and shapes is None:
+        return symbolic_script(
+            func, parser, lambda values: build_prim_func(fn, source, env, values)
+        )
+    return func
+
+
+def _build(parser: FunctionParser, fn: ast.FunctionDef, source: ScriptSource) -> PrimFunc:
     params, body = parser.parse()
     attrs = dict(parser.attrs)
     name = str(attrs.pop("global_symbol", fn.name))
@@ -93,3 +109,27 @@ def from_source(text: str, *, filename: str = "<script>") -> PrimFunc | IRModule
         if isinstance(node, ast.FunctionDef):
             return build_prim_func(node, source, env)
     raise ScriptError(f"{filename}: no @T.prim_func function or @I.ir_module class in the text")
+
+
+def symbolic_script(func: PrimFunc, parser: FunctionParser, reparse: Any) -> PrimFunc:
+    """A parsed function with ``T.int32()`` shape variables: the probe parse, marked so
+    that ``tvm.build`` re-parses it per call's shapes and ``tir.Schedule`` replays onto that."""
+    from ..dsl import expr as E  # noqa: PLC0415 - only symbolic scripts
+    from ..dsl.tensor import placeholder  # noqa: PLC0415
+    from ..schedule.symbolic_schedule import SymbolicPrimFuncSource  # noqa: PLC0415
+
+    variables = {name: E.Var(name) for name in parser.shape_values}
+    args = []
+    for buf in func.params:
+        names = parser.dim_names.get(buf.name, [None] * len(buf.shape))
+        dims = tuple(variables[n] if n else d for n, d in zip(names, buf.shape))
+        args.append(placeholder(dims, buf.dtype, buf.name))
+    old = func.source
+    source = SymbolicPrimFuncSource(
+        getattr(old, "args", None),
+        getattr(old, "body", None),
+        tuple(args),
+        tuple((variables[n], v) for n, v in parser.shape_values.items()),
+        reparse=lambda binding: reparse({v.name: x for v, x in binding.items()}),
+    )
+    return PrimFunc(func.params, func.body, func.name, func.attrs, source)

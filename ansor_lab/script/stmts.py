@@ -84,6 +84,12 @@ class FunctionParser(ExprParser):
         self.handles: dict[str, int] = {}
         self.pending_data: dict[str, tuple] = {}
         self.loop_stack: list[_Loop] = []
+        #: ``n = T.int32()`` shape variables: name -> the value this parse gives it (the
+        #: probe's, or a call's when the function is re-parsed for that call's shapes)
+        self.shape_values: dict[str, int] = {}
+        self.shape_binding: dict[str, int] = {}
+        #: match_buffer'd buffer name -> per dimension, the shape variable's name or None
+        self.dim_names: dict[str, list] = {}
 
     # -- names ---------------------------------------------------------------------
     def bind(self, name: str, value: Any) -> None:
@@ -95,6 +101,8 @@ class FunctionParser(ExprParser):
                 return scope[name]
         if name in self.env and isinstance(self.env[name], (int, float, bool, str)):
             return self.env[name]
+        if name in ("inf", "nan"):  # how our printer writes T.float32(-inf)
+            return float(name)
         raise self.source.error(node, f"name {name!r} is not defined in this function")
 
     def is_namespace(self, node: ast.AST, *names: str) -> bool:
@@ -122,6 +130,7 @@ class FunctionParser(ExprParser):
         shape = kwargs.pop("shape", args[0] if args else None)
         dtype = kwargs.pop("dtype", args[1] if len(args) > 1 else "float32")
         scope = kwargs.pop("scope", args[2] if len(args) > 2 else scope)
+        strides = tuple(int(getattr(x, "value", x)) for x in kwargs.pop("strides", ()) or ())
         if isinstance(shape, (int, E.IntImm)):
             shape = (shape,)
         dims = []
@@ -131,14 +140,14 @@ class FunctionParser(ExprParser):
             if not isinstance(d, int):
                 raise self.source.error(
                     node,
-                    f"buffer {name!r}: shape {shape} must be numbers (symbolic shapes "
-                    "are not supported in TVMScript here yet; write the sizes)",
+                    f"buffer {name!r}: shape {shape} must be numbers or shape variables "
+                    "declared as n = T.int32() and used alone as a dimension",
                 )
             dims.append(d)
         if not dims:
             raise self.source.error(node, f"buffer {name!r} needs a shape, e.g. (128, 128)")
         try:
-            return N.Buffer(name, tuple(dims), str(dtype), str(scope))
+            return N.Buffer(name, tuple(dims), str(dtype), str(scope), strides)
         except Exception as err:
             raise self.source.error(node, str(err)) from None
 
@@ -246,6 +255,8 @@ class FunctionParser(ExprParser):
                     return ("alloc", buf)
                 if name == "match_buffer":
                     return self._match_buffer(node.value, target.id)
+                if name in DTYPE_NAMES and not node.value.args and not node.value.keywords:
+                    return self._shape_var(node.value, target.id, name)
                 if name == "allocate":
                     args = [self.value(a) for a in node.value.args]
                     self.pending_data[target.id] = tuple(args)
@@ -265,6 +276,17 @@ class FunctionParser(ExprParser):
             return ("let", (var, value))
         return None
 
+    def _shape_var(self, call: ast.Call, name: str, dtype: str) -> tuple:
+        """``n = T.int32()``: a shape variable, a number in this parse (see dim_names)."""
+        if dtype not in ("int32", "int64"):
+            raise self.source.error(call, f"shape variable {name!r} must be T.int32() or T.int64()")
+        from ..dsl.symbolic import PROBE_VALUE  # noqa: PLC0415 - only symbolic scripts need it
+
+        value = int(self.shape_binding.get(name, PROBE_VALUE))
+        self.shape_values[name] = value
+        self.bind(name, value)
+        return ("none", None)
+
     def _match_buffer(self, call: ast.Call, name: str) -> tuple:
         handle = call.args[0] if call.args else None
         if not (isinstance(handle, ast.Name) and handle.id in self.handles):
@@ -273,6 +295,11 @@ class FunctionParser(ExprParser):
             )
         sub = ast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
         ast.copy_location(sub, call)
+        shape = call.args[1] if len(call.args) > 1 else None
+        dims = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+        self.dim_names[name] = [
+            d.id if isinstance(d, ast.Name) and d.id in self.shape_values else None for d in dims
+        ]
         buf = self.buffer_decl(sub, name)
         self.params[self.handles[handle.id]] = buf
         self.bind(name, buf)
@@ -387,8 +414,9 @@ class FunctionParser(ExprParser):
                 raise self.source.error(
                     node, f"T.grid has {len(args)} extents for {len(targets)} names"
                 )
-            specs = [(t, 0, a, "serial", "") for t, a in zip(targets, args)]
+            specs = [(t, 0, a, "serial", "", ()) for t, a in zip(targets, args)]
         elif name in _LOOP_KINDS:
+            annotations = kwargs.pop("annotations", None) or {}
             thread = kwargs.pop("thread", "")
             if (
                 name == "thread_binding"
@@ -409,6 +437,7 @@ class FunctionParser(ExprParser):
                     hi - lo,
                     _LOOP_KINDS[name],
                     thread,
+                    tuple(sorted(annotations.items())),
                 )
             ]
         else:
@@ -420,7 +449,7 @@ class FunctionParser(ExprParser):
         self.scopes.append({})
         try:
             loop_vars = []
-            for target, lo, extent, kind, tag in specs:
+            for target, lo, extent, kind, tag, _ in specs:
                 var = E.Var(target.id)
                 self.bind(target.id, var)
                 loop_vars.append((var, lo, extent, kind, tag))
@@ -429,8 +458,8 @@ class FunctionParser(ExprParser):
         finally:
             self.scopes.pop()
             del self.loop_stack[len(self.loop_stack) - len(specs) :]
-        for var, lo, extent, kind, tag in reversed(loop_vars):
-            body = N.For(var, E.as_expr(lo), E.as_expr(extent), kind, body, tag)
+        for (var, lo, extent, kind, tag), spec in reversed(list(zip(loop_vars, specs))):
+            body = N.For(var, E.as_expr(lo), E.as_expr(extent), kind, body, tag, spec[5])
         return body
 
     def _s_With(self, node: ast.With) -> N.Stmt:

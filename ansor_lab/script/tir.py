@@ -65,8 +65,8 @@ def _dtype(name: str):
     def ctor(*args: Any, **kwargs: Any) -> Any:
         if not args:
             raise ScriptError(
-                f"T.{name}() as a symbolic shape variable is not supported: shapes are static; "
-                "write the sizes as numbers"
+                f"T.{name}() declares a shape variable inside a @T.prim_func body (n = "
+                f"T.{name}() then T.match_buffer(a, (n,))); outside one it has no meaning"
             )
         return args[0]
 

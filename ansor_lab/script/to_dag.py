@@ -64,6 +64,15 @@ def _load_of(e: object, buffer: N.Buffer, indices: tuple) -> bool:
     )
 
 
+def _guarded(e: E.PrimExpr, identity: E.PrimExpr) -> tuple | None:
+    """(cond, x) for ``T.if_then_else(cond, x, identity)``, else None."""
+    if isinstance(e, E.Call) and e.op == "if_then_else" and len(e.args) == 3:
+        zero = e.args[2]
+        if isinstance(zero, (E.IntImm, E.FloatImm)) and float(zero.value) == float(identity.value):
+            return e.args[0], e.args[1]
+    return None
+
+
 def _reads(e: E.PrimExpr) -> set:
     return {x.buffer for x in E.post_order(e) if isinstance(x, N.BufferLoad)}
 
@@ -121,12 +130,12 @@ class _Converter:
         ):
             raise NotPlain(f"block {info.name!r} does not write {out.name!r} at its own axes")
         value = store.value
-        raxes = {iv.var: reduce_axis((0, iv.extent), iv.var.name) for iv in reduce}
+        raxes = {iv.var: reduce_axis((0, iv.extent), _axis_name(iv)) for iv in reduce}
         if reduce:
             value = self._reduction(info, store, raxes)
         elif out in _reads(value):
             raise NotPlain(f"block {info.name!r} reads the buffer it writes")
-        names = [iv.var.name for iv in spatial]
+        names = [_axis_name(iv) for iv in spatial]
 
         def fcompute(*axis_vars: E.Var) -> E.PrimExpr:
             mapping = dict(zip((iv.var for iv in spatial), axis_vars))
@@ -167,7 +176,11 @@ class _Converter:
             raise NotPlain(f"block {info.name!r}: the init is not the identity of {combiner}")
         if store.buffer in _reads(source):
             raise NotPlain(f"block {info.name!r} reads its output in the reduced value")
-        return (combiner, source, info.where)
+        where = info.where
+        guarded = _guarded(source, identity)
+        if guarded is not None and where is None:  # how a te.sum(..., where=) prints
+            where, source = guarded
+        return (combiner, source, where)
 
     def convert(self, body: N.Stmt) -> list[Tensor]:
         _, roots = _peel(body)
@@ -179,6 +192,13 @@ class _Converter:
         if not any(p in self.written for p in self.params):
             raise NotPlain("no parameter is written")
         return args
+
+
+def _axis_name(iv: object) -> str:
+    """The axis takes the name of the loop the block variable is bound to (``i`` for
+    ``vi = T.axis.spatial(8, i)``), so scheduled loops are named as in TVM (``i_0``)."""
+    binding = iv.binding
+    return binding.name if isinstance(binding, E.Var) else iv.var.name
 
 
 def _signature(names: list):

@@ -20,7 +20,7 @@ def get_const_int(value: Any) -> int:
         return int(value)
     raise DSLError(
         f"expected a constant int, got {type(value).__name__} {value!r}; "
-        "ansor_lab supports static shapes only"
+        "this needs static shapes (a te.var dimension has no value until a call)"
     )
 
 

@@ -148,14 +148,12 @@ def test_lambda_arity_must_match_the_shape_rank(A):
     assert [iv.var.name for iv in C.op.axis] == ["i0", "i1"]
 
 
-def test_shapes_must_be_static(A):
-    n = te.var("n")
-    with pytest.raises(
-        DSLError, match=r"placeholder 'P': dimension n is not a constant int.*static"
-    ):
-        te.placeholder((n, 4), name="P")
-    with pytest.raises(DSLError, match=r"compute 'C': dimension n is not a constant int"):
-        te.compute((n,), lambda i: A[i, 0], name="C")
+def test_shapes_are_ints_or_int_shape_variables(A):
+    x = te.var("x", "float32")
+    with pytest.raises(DSLError, match=r"placeholder 'P': shape variable x is float32"):
+        te.placeholder((x, 4), name="P")
+    with pytest.raises(DSLError, match=r"compute 'C': dimension -2 must be a positive int"):
+        te.compute((te.var("n"), -2), lambda i, j: A[i, 0], name="C")
     with pytest.raises(DSLError, match=r"placeholder 'Z': dimension 0 must be positive"):
         te.placeholder((0, 4), name="Z")
 

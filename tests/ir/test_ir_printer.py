@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ansor_lab as tvm
 from ansor_lab import te
 from ansor_lab.dsl import expr as E
 from ansor_lab.ir import nodes as N
@@ -136,7 +137,7 @@ def test_lowered_default_schedule_text():
     S = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="S")
     func = te.create_prim_func([A, S])
     assert (
-        func.script()
+        tvm.lower(te.create_schedule(S.op), [A, S])["main"].script()
         == """\
 @T.prim_func
 def main(A: T.Buffer((4, 3), "float32"), S: T.Buffer((4,), "float32")):
@@ -145,4 +146,19 @@ def main(A: T.Buffer((4, 3), "float32"), S: T.Buffer((4,), "float32")):
         S[i] = T.float32(0.0)
         for k in range(3):
             S[i] = S[i] + A[i, k]"""
+    )
+    # create_prim_func prints as TVM prints TensorIR: blocks, axes, reads/writes, init
+    assert (
+        func.script()
+        == """\
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), S: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 3):
+        with T.block("S"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            T.reads(A[v_i, v_k])
+            T.writes(S[v_i])
+            with T.init():
+                S[v_i] = T.float32(0.0)
+            S[v_i] = S[v_i] + A[v_i, v_k]"""
     )

@@ -28,6 +28,7 @@ from pathlib import Path
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.dsl.tensor import Tensor
+from ansor_lab.ir.printer import loop_form
 from ansor_lab.schedule import te_schedule, tir_schedule
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden" / "primitives"
@@ -393,10 +394,18 @@ def render(ex: Example) -> str:
         )
     _, before, after = run(ex)
     return (
-        f"Before::\n\n{_indent(before.script())}\n\n"
+        f"Before::\n\n{_indent(_loop_text(before))}\n\n"
         f"Schedule::\n\n{_indent(ex.code)}\n\n"
         f"After::\n\n{_indent(after.script())}\n"
     )
+
+
+def _loop_text(program: object) -> str:
+    # the documented "Before" is the loop form, like "After" (create_prim_func's own
+    # printing is TVM's block form, see schedule/block_script.py)
+    if isinstance(program, tvm.IRModule):
+        return program.script()
+    return loop_form(program)
 
 
 def golden_path(ex: Example) -> Path:

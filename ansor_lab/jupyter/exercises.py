@@ -1,0 +1,166 @@
+"""Checked exercises for the course notebooks.
+
+An exercise cell leaves the student's answer as ``None`` (or a schedule with nothing done)
+and ends with a checker call::
+
+    check_schedule(answer, inputs=[a, b], expected=a @ b, faster_than=naive_seconds)
+
+The checker builds the answer, runs it on the inputs, compares every output with the numpy
+reference and times it. It never raises on a wrong or missing answer: it returns an
+``ExerciseResult`` that prints "correct ..." or "not yet: <why>", so a notebook with the
+blank answer still runs top to bottom. Only misuse of the checker itself (no inputs, an
+expected array of the wrong shape) is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import AnsorLabError
+from .html import FONT, esc
+
+
+class ExerciseError(AnsorLabError, ValueError):
+    """The checker itself was called wrongly (not a wrong answer: that is "not yet")."""
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """What the checker found: passed or not, why, the error and the time."""
+
+    title: str
+    passed: bool
+    message: str
+    seconds: float = math.nan
+    max_error: float = math.nan
+
+    def __str__(self) -> str:
+        head = "correct" if self.passed else "not yet"
+        return f"{self.title}: {head}: {self.message}"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def _repr_html_(self) -> str:
+        color, mark = ("#1a7f37", "&#10004;") if self.passed else ("#9a6700", "&#8230;")
+        head = "correct" if self.passed else "not yet"
+        return (
+            f'<div style="{FONT};border-left:4px solid {color};padding:4px 10px">'
+            f'<b style="color:{color}">{mark} {esc(self.title)}: {head}</b>: '
+            f"{esc(self.message)}</div>"
+        )
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+def _not_yet(title: str, why: str, **numbers: float) -> ExerciseResult:
+    return ExerciseResult(title, False, why, **numbers)
+
+
+def _as_callable(answer: Any, args: Sequence | None, target: str) -> Any:
+    """A built module for the answer: a tir.Schedule, a (te schedule, args) pair, a TE
+    schedule with ``args``, a PrimFunc / IRModule, or an already built module."""
+    from .. import build
+    from ..schedule.te_schedule import Schedule as TESchedule
+    from ..schedule.tir_schedule import Schedule as TIRSchedule
+
+    if hasattr(answer, "time_evaluator") and callable(answer):
+        return answer  # built already
+    if isinstance(answer, tuple) and len(answer) == 2:
+        answer, args = answer
+    if isinstance(answer, TIRSchedule):
+        return build(answer.mod, target=target)
+    if isinstance(answer, TESchedule):
+        if args is None:
+            raise ExerciseError("a TE schedule needs its tensors: pass (s, [A, B, C]) or args=")
+        return build(answer, list(args), target=target)
+    return build(answer, target=target)
+
+
+def check_schedule(
+    answer: Any,
+    inputs: Sequence[np.ndarray],
+    expected: np.ndarray | Sequence[np.ndarray],
+    *,
+    args: Sequence | None = None,
+    title: str = "exercise",
+    faster_than: float | None = None,
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+    number: int = 3,
+    repeat: int = 3,
+    target: str = "llvm",
+) -> ExerciseResult:
+    """Build ``answer``, run it on ``inputs``, compare with ``expected``, time it.
+
+    ``answer`` is a ``tir.Schedule``, ``(te_schedule, [tensors])``, a PrimFunc/IRModule or a
+    built module; ``None`` means "not answered yet". The outputs are allocated from the
+    shapes and dtypes of ``expected`` (one array, or one per output, in argument order).
+    With ``faster_than`` (seconds) the answer must also run in less time than that.
+    The result prints "correct: ..." or "not yet: <why>"; it never raises on a wrong answer.
+    """
+    if not inputs:
+        raise ExerciseError("check_schedule needs the input arrays (inputs=[a, b, ...])")
+    wants = [expected] if isinstance(expected, np.ndarray) else list(expected)
+    if not wants or not all(isinstance(w, np.ndarray) for w in wants):
+        raise ExerciseError("expected= must be a numpy array or a list of them (the reference)")
+    if answer is None or answer is Ellipsis:
+        return _not_yet(title, "no answer yet: replace the None in the answer cell")
+    try:
+        func = _as_callable(answer, args, target)
+    except ExerciseError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a wrong answer is feedback, not a crash
+        return _not_yet(title, f"it does not build: {type(err).__name__}: {err}")
+    outs = [np.zeros(w.shape, dtype=w.dtype) for w in wants]
+    try:
+        func(*inputs, *outs)
+    except Exception as err:  # noqa: BLE001 - e.g. the wrong number of arguments
+        return _not_yet(title, f"it does not run: {type(err).__name__}: {err}")
+    err_max = 0.0
+    for got, want in zip(outs, wants):
+        diff = np.abs(got.astype("float64") - want.astype("float64"))
+        err_max = max(err_max, float(diff.max(initial=0.0)))
+        if not np.allclose(got, want, rtol=rtol, atol=atol):
+            return _not_yet(title, f"wrong result: max abs error {err_max:.3g}", max_error=err_max)
+    seconds = float(func.time_evaluator(number=number, repeat=repeat)(*inputs, *outs).median)
+    timing = f"{seconds * 1e3:.3f} ms"
+    if faster_than is not None:
+        if seconds >= faster_than:
+            return _not_yet(
+                title,
+                f"right result, but {timing} is not faster than {faster_than * 1e3:.3f} ms",
+                seconds=seconds,
+                max_error=err_max,
+            )
+        timing += (
+            f", {faster_than / seconds:.1f}x faster than the {faster_than * 1e3:.3f} ms to beat"
+        )
+    return ExerciseResult(
+        title, True, f"matches numpy (max abs error {err_max:.2g}), {timing}", seconds, err_max
+    )
+
+
+def check_value(
+    answer: Any, expected: Any, *, title: str = "exercise", rtol: float = 0.05
+) -> ExerciseResult:
+    """A numeric (or text) answer against the expected one; ``None`` is "not yet"."""
+    if answer is None or answer is Ellipsis:
+        return _not_yet(title, "no answer yet: replace the None in the answer cell")
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            value = float(answer)
+        except (TypeError, ValueError):
+            return _not_yet(title, f"expected a number, got {answer!r}")
+        if math.isclose(value, float(expected), rel_tol=rtol):
+            return ExerciseResult(title, True, f"{value:g} is right")
+        return _not_yet(title, f"{value:g} is not it; look again")
+    if answer == expected:
+        return ExerciseResult(title, True, f"{answer!r} is right")
+    return _not_yet(title, f"{answer!r} is not it; look again")

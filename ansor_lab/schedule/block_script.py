@@ -1,0 +1,91 @@
+"""``te.create_prim_func(...)`` printed as TVM prints TensorIR: blocks, axes, reads, init.
+
+An unscheduled function made from compute definitions prints in TVM's block form (each
+stage a ``T.block`` in a ``T.grid`` of its own axes, ``T.axis.remap``, ``T.reads`` /
+``T.writes``, ``T.init()`` for reductions); ``tvm.script.from_source`` parses that text
+back to a structurally equal function. Scheduled and lowered functions keep the loop
+form (``ir.printer``): their loops are no longer one grid per stage.
+"""
+
+from __future__ import annotations
+
+from ..dsl import expr as E
+from ..dsl.dag import topo_order
+from ..dsl.printer import text
+from ..dsl.tensor import ComputeOp, PlaceholderOp
+from ..ir import nodes as N, printer
+
+_IDENTITY_UPDATE = {"sum": "{o} + {v}", "max": "T.max({o}, {v})", "min": "T.min({o}, {v})"}
+
+
+def _shape(shape: tuple) -> str:
+    inner = ", ".join(str(int(s)) for s in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def _loads(e: E.PrimExpr) -> list[str]:
+    seen: list[str] = []
+    for x in E.post_order(e):
+        if isinstance(x, E.TensorLoad):
+            t = f"{x.tensor.name}[{', '.join(text(i) for i in x.indices)}]"
+            if t not in seen:
+                seen.append(t)
+    return seen
+
+
+def _stage_lines(op: ComputeOp) -> list[str]:
+    axes = list(op.axis) + list(op.reduce_axis)
+    names = [iv.var.name for iv in axes]
+    block_vars = {iv.var: E.Var(f"v_{iv.var.name}") for iv in axes}
+    body = E.substitute(op.body[0], block_vars)
+    kinds = "S" * len(op.axis) + "R" * len(op.reduce_axis)
+    out_idx = ", ".join(block_vars[iv.var].name for iv in op.axis)
+    out = f"{op.name}[{out_idx}]"
+    extents = ", ".join(str(int(iv.dom.extent)) for iv in axes)
+    lines = [f"for {', '.join(names)} in T.grid({extents}):"]
+    lines.append(f'    with T.block("{op.name}"):')
+    vs = ", ".join(block_vars[iv.var].name for iv in axes)
+    lines.append(f'        {vs} = T.axis.remap("{kinds}", [{", ".join(names)}])')
+    source = body.source if isinstance(body, E.Reduce) else body
+    lines.append(f"        T.reads({', '.join(_loads(source))})")
+    lines.append(f"        T.writes({out})")
+    if isinstance(body, E.Reduce):
+        from ..dsl.intrin import reduce_identity  # noqa: PLC0415 - only reductions need it
+
+        value = source
+        if body.condition is not None:
+            zero = reduce_identity(body.combiner, body.dtype)
+            value = E.if_then_else(body.condition, source, zero)
+        lines.append("        with T.init():")
+        lines.append(f"            {out} = {text(reduce_identity(body.combiner, body.dtype))}")
+        update = _IDENTITY_UPDATE[body.combiner].format(o=out, v=text(value))
+        lines.append(f"        {out} = {update}")
+    else:
+        lines.append(f"        {out} = {text(body)}")
+    return lines
+
+
+def block_form(func: N.PrimFunc) -> str | None:
+    """The block-form text of an unscheduled ``create_prim_func`` result, else None."""
+    src = func.source
+    if getattr(src, "body", None) is not func.body or getattr(src, "args", None) is None:
+        return None
+    args = list(src.args)
+    params = ", ".join(f'{b.name}: T.Buffer({_shape(b.shape)}, "{b.dtype}")' for b in func.params)
+    lines = ["@T.prim_func", f"def {func.name}({params}):"]
+    if getattr(src, "binding", ()):  # symbolic shapes: the probe is what prints
+        shown = ", ".join(f"{v.name} = {x}" for v, x in src.binding)
+        lines.insert(0, f"# symbolic shapes, printed at the probe values {shown}")
+    arg_names = {t.name for t in args}
+    ops = topo_order([t for t in args if not isinstance(t.op, PlaceholderOp)])
+    for op in ops:
+        if isinstance(op, ComputeOp) and op.name not in arg_names:
+            t = op.output(0)
+            lines.append(f'    {op.name} = T.alloc_buffer({_shape(t.shape)}, "{t.dtype}")')
+    for op in ops:
+        if isinstance(op, ComputeOp):
+            lines += ["    " + ln for ln in _stage_lines(op)]
+    return "\n".join(lines)
+
+
+printer.SCRIPT_HOOKS.append(block_form)
