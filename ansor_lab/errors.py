@@ -165,6 +165,11 @@ class GPUBarrierError(GPUEmulationError):
     """A barrier not reached by every thread of a block (a divergent ``__syncthreads()``)."""
 
 
+class GPUUninitializedError(GPUEmulationError):
+    """A thread read a shared-memory element no thread of its block had written (a GPU
+    reads garbage there: a cooperative fetch that covers less than its readers use)."""
+
+
 class ScriptError(AnsorLabError, SyntaxError):
     """TVMScript the parser cannot read; the message points at the line and column."""
 

@@ -150,12 +150,13 @@ def target_machine(mcpu: str, mattr: str):
     return tgt.create_target_machine(cpu=mcpu, features=feats, opt=3, codemodel="jitdefault")
 
 
-def optimize(mod: llvm.ModuleRef, tm) -> None:
-    """Run LLVM's O3 pipeline (loop and SLP vectorizers on) over ``mod`` in place."""
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = True
+def optimize(mod: llvm.ModuleRef, tm, level: int = 3) -> None:
+    """Run LLVM's O3 pipeline (loop and SLP vectorizers on) over ``mod`` in place
+    (``level`` 1 or 2: a cheaper pipeline, without the vectorizers at 1)."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = level >= 2
+    pto.slp_vectorization = level >= 2
+    pto.loop_unrolling = level >= 2
     pb = llvm.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     mpm.run(mod, pb)
@@ -202,7 +203,7 @@ def compile_func(
     tm = target_machine(target.mcpu, target.mattr)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    optimize(mod, tm)
+    optimize(mod, tm, (options or CodegenOptions()).opt_level)
     optimized = str(mod)
     install_half_support()  # float16 casts may call compiler-rt functions
     engine = llvm.create_mcjit_compiler(mod, tm)

@@ -48,6 +48,9 @@ class CodegenOptions:
     #: debug: check every buffer access against the buffer's shape at run time (TVM's
     #: ``tir.instrument_bound_checkers``); a failed check returns from the call with an error
     instrument_bound_checkers: bool = False
+    #: LLVM's optimization level (3; 1 compiles much faster: the GPU emulator's check
+    #: mode, whose programs run once)
+    opt_level: int = 3
 
 
 @dataclass

@@ -48,18 +48,21 @@ def compile_program(
     ``parallel`` (default: ``not check``) runs the blocks of each kernel on the CPU's
     cores; check mode always runs them one after another.
     """
+    parallel = (not check) if parallel is None else bool(parallel and not check)
+    key = (bool(check), parallel)
     if isinstance(program, N.PrimFunc):
+        found = _CACHE.get(program, {}).get(key)
+        if found is not None:  # a function is cut into the same kernels every time
+            return found
         program = split_kernels(program)
     if not isinstance(program, KernelProgram):
         raise RuntimeArgumentError(
             f"emulate takes a KernelProgram or a CUDA-scheduled PrimFunc, got "
             f"{type(program).__name__}; lower the schedule first: tvm.lower(s, args)['main']"
         )
-    parallel = (not check) if parallel is None else bool(parallel and not check)
-    key = (bool(check), parallel)
     per_func = _CACHE.setdefault(program.func, {})
     found = per_func.get(key)
-    if found is None or found.program != program:
+    if found is None or not (found.program is program or found.program == program):
         found = EmulatedProgram(program, check=check, parallel=parallel)
         per_func[key] = found
     return found

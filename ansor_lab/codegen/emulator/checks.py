@@ -7,12 +7,19 @@ branch is taken):
 - bounds: an index outside its dimension fills the report (block, thread, buffer, index)
   and stops the program (``GPUOutOfBoundsError``);
 - races on shared memory: each shared buffer has two shadow arrays (int64, one entry per
-  element) holding ``epoch * EPOCH_SCALE + thread`` of the last writer and of the last
-  reader (``MANY_READERS`` when several threads read it). The epoch grows at every
-  barrier and at every block's start, so an entry of the current epoch was made between
-  the same two barriers. Threads of a phase run one after another, so checking each access
+  element) holding ``epoch + thread`` of the last writer and of the last reader
+  (``MANY_READERS`` for the thread when several threads read it). The epoch grows by
+  ``EPOCH_SCALE`` (more than any thread number) at every barrier and at every block's
+  start, so an entry ``>= epoch`` was made between the same two barriers. Threads of a
+  phase run one after another, so checking each access
   against the entries left by the threads before it finds every pair: a read of an element
   another thread wrote, a write of one another thread wrote or read (``GPURaceError``).
+  A read of an element whose writer entry is older than the block (no thread of this
+  block wrote it) is ``GPUUninitializedError``, reported at the next barrier unless a
+  race on it is found before (the race is then the cause).
+  A write of the value the element already holds is benign and not reported (as
+  compute-sanitizer's racecheck does): a cooperative fetch bound to fewer thread axes
+  than the block has makes every row of threads write the same tile, which is legal.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ from dataclasses import dataclass, replace
 from ...dsl import expr as E
 from ...ir import gpu, nodes as N
 from .. import failures
+from .intervals import in_bounds
 from .report import (
-    EPOCH_SCALE,
     MANY_READERS,
     OUT_OF_BOUNDS,
     RACE,
     READ_AFTER_WRITE,
+    UNINITIALIZED,
     WRITE_AFTER_READ,
     WRITE_AFTER_WRITE,
     Reporter,
@@ -68,10 +76,17 @@ def _is_fail(s: N.Stmt) -> bool:
 class Instrument:
     """Adds the bounds and race checks to a per-thread program (see the module doc)."""
 
-    def __init__(self, reporter: Reporter, shadows: dict, epoch: E.Var) -> None:
+    def __init__(self, reporter: Reporter, shadows: dict, epoch: E.Var, block_epoch: E.Var) -> None:
         self.rep = reporter
         self.shadows = shadows  # shared Buffer -> Shadow
-        self.epoch = epoch  # the current epoch (bound around every thread loop)
+        # the current epoch and the block's first (multiples of EPOCH_SCALE, both bound
+        # around every thread loop)
+        self.epoch = epoch
+        self.block_epoch = block_epoch
+        idx = reporter.idx
+        #: variable -> (min, max) where known: an access inside its buffer for every
+        #: value in these ranges needs no check (``intervals``)
+        self.ranges = {v: (0, n - 1) for v, n in zip(idx.thread + idx.block, idx.launch + idx.grid)}
         self.thread = i64(reporter.idx.thread_linear())
 
     # -- statements -------------------------------------------------------------------
@@ -85,12 +100,22 @@ class Instrument:
                 pre += self.reads(ix)
             pre += self.reads(s.value)
             pre.append(self.bounds(s.buffer, s.indices, write=True))
-            if s.buffer in self.shadows:
-                pre.append(self.race_write(s.buffer, s.indices))
-            return N.seq(*pre, s)
+            if s.buffer not in self.shadows:
+                return N.seq(*pre, s)
+            # the value once, for the check and the store
+            value = E.Var("stored", s.value.dtype)
+            race = self.race_write(s.buffer, s.indices, value)
+            store = N.BufferStore(s.buffer, value, s.indices)
+            return N.seq(*pre, N.LetStmt(value, s.value, N.seq(race, store)))
         if isinstance(s, N.For):
             pre = self.reads(s.min) + self.reads(s.extent)
-            return N.seq(*pre, replace(s, body=self.stmt(s.body)))
+            lo, ext = s.min, s.extent
+            known = isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm) and ext.value > 0
+            if known:
+                self.ranges[s.loop_var] = (lo.value, lo.value + ext.value - 1)
+            body = self.stmt(s.body)
+            self.ranges.pop(s.loop_var, None)
+            return N.seq(*pre, replace(s, body=body))
         if isinstance(s, N.IfThenElse):
             els = None if s.else_case is None else self.stmt(s.else_case)
             return N.seq(
@@ -131,6 +156,8 @@ class Instrument:
     # -- the checks -------------------------------------------------------------------
     def bounds(self, buf: N.Buffer, indices: tuple, write: bool) -> N.Stmt:
         """Report and stop when an index leaves its dimension."""
+        if in_bounds(indices, buf.shape, self.ranges):
+            return N.NOP
         outside = None
         for ix, extent in zip(indices, buf.shape):
             bad = E.Or(
@@ -150,60 +177,64 @@ class Instrument:
             flat = term if flat is None else flat + term
         return flat if flat is not None else E.IntImm(0, "int64")
 
-    def _entry_is_other(self, entry: E.PrimExpr) -> E.PrimExpr:
-        scale = E.IntImm(EPOCH_SCALE, "int64")
-        same_epoch = E.EQ(E.FloorDiv(entry, scale, "int64"), self.epoch, "bool")
-        other = E.NE(E.FloorMod(entry, scale, "int64"), self.thread, "bool")
-        return E.And(same_epoch, other, "bool")
+    def _other_now(self, entry: E.PrimExpr) -> E.PrimExpr:
+        """The entry was made in this phase by another thread (the current epoch's base
+        is the largest there is, so "this phase" is ``entry >= base``)."""
+        return E.And(E.GE(entry, self.epoch, "bool"), E.NE(entry, self._mine(), "bool"), "bool")
 
     def _mine(self) -> E.PrimExpr:
-        return self.epoch * E.IntImm(EPOCH_SCALE, "int64") + self.thread
+        return self.epoch + self.thread
+
+    def _who(self, entry: E.PrimExpr) -> E.PrimExpr:
+        return entry - self.epoch
 
     def race_read(self, buf: N.Buffer, indices: tuple) -> N.Stmt:
         """A read of an element another thread wrote in this phase is a race; note the
-        reader."""
+        reader (a store only when the entry changes: a thread rereading is the common
+        case)."""
         sh = self.shadows[buf]
         flat = E.Var("flat", "int64")
         w, r = E.Var("writer", "int64"), E.Var("reader", "int64")
-        scale = E.IntImm(EPOCH_SCALE, "int64")
-        who = E.FloorMod(w, scale, "int64")
-        many = self.epoch * scale + E.IntImm(MANY_READERS, "int64")
-        noted = E.Select(self._entry_is_other(r), many, self._mine(), "int64")
+        many = self.epoch + E.IntImm(MANY_READERS, "int64")
+        noted = E.Select(E.GE(r, self.epoch, "bool"), many, self._mine(), "int64")
+        changed = E.And(E.NE(r, self._mine(), "bool"), E.NE(r, many, "bool"), "bool")
         body = N.seq(
             N.IfThenElse(
-                self._entry_is_other(w),
-                self.rep.fail(RACE, buf, indices, other=who, kind=READ_AFTER_WRITE),
+                E.LT(w, self.block_epoch, "bool"),
+                self.rep.fail(UNINITIALIZED, buf, indices, defer=True),
+            ),
+            N.IfThenElse(
+                self._other_now(w),
+                self.rep.fail(RACE, buf, indices, other=self._who(w), kind=READ_AFTER_WRITE),
             ),
             N.LetStmt(
                 r,
                 N.BufferLoad(sh.reader, (flat,), "int64"),
-                N.BufferStore(sh.reader, noted, (flat,)),
+                N.IfThenElse(changed, N.BufferStore(sh.reader, noted, (flat,))),
             ),
         )
         load_w = N.LetStmt(w, N.BufferLoad(sh.writer, (flat,), "int64"), body)
         return N.LetStmt(flat, self._flat(buf, indices), load_w)
 
-    def race_write(self, buf: N.Buffer, indices: tuple) -> N.Stmt:
-        """A write of an element another thread wrote or read in this phase is a race;
-        note the writer."""
+    def race_write(self, buf: N.Buffer, indices: tuple, value: E.Var) -> N.Stmt:
+        """A write of a new value into an element another thread wrote or read in this
+        phase is a race; note the writer."""
         sh = self.shadows[buf]
+        changes = E.NE(N.BufferLoad(buf, indices, buf.dtype), value, "bool")
         flat = E.Var("flat", "int64")
         w, r = E.Var("writer", "int64"), E.Var("reader", "int64")
-        scale = E.IntImm(EPOCH_SCALE, "int64")
         body = N.seq(
             N.IfThenElse(
-                self._entry_is_other(w),
-                self.rep.fail(
-                    RACE, buf, indices, other=E.FloorMod(w, scale, "int64"), kind=WRITE_AFTER_WRITE
-                ),
+                E.And(self._other_now(w), changes, "bool"),
+                self.rep.fail(RACE, buf, indices, other=self._who(w), kind=WRITE_AFTER_WRITE),
             ),
             N.IfThenElse(
-                self._entry_is_other(r),
-                self.rep.fail(
-                    RACE, buf, indices, other=E.FloorMod(r, scale, "int64"), kind=WRITE_AFTER_READ
-                ),
+                E.And(self._other_now(r), changes, "bool"),
+                self.rep.fail(RACE, buf, indices, other=self._who(r), kind=WRITE_AFTER_READ),
             ),
-            N.BufferStore(sh.writer, self._mine(), (flat,)),
+            N.IfThenElse(
+                E.NE(w, self._mine(), "bool"), N.BufferStore(sh.writer, self._mine(), (flat,))
+            ),
         )
         loads = N.LetStmt(
             w,

@@ -23,7 +23,7 @@ from ...dsl import expr as E
 from ...errors import GPUBarrierError
 from ...ir import gpu, nodes as N
 from ...ir.visitor import IRMutator
-from .report import BARRIER, Reporter
+from .report import BARRIER, EPOCH_SCALE, Reporter
 from .spmd import Indices, has_barrier, unlinear
 from .uniform import static_values, thread_dependent
 
@@ -72,7 +72,9 @@ class Fission:
         self.idx = idx
         self.kernel = kernel
         self.rep = reporter  # check mode only
-        self.epoch = epoch  # (epoch buffer, epoch variable) in check mode
+        #: check mode: (epoch buffer, epoch variable, block's first epoch variable); the
+        #: buffer holds the current epoch at 0 and the block's first at 1
+        self.epoch = epoch
         #: per-thread copies to allocate around the block loop
         self.allocs: list = []
         self.thread = idx.thread_linear()
@@ -89,8 +91,9 @@ class Fission:
             else:
                 s = N.For(var, E.IntImm(0, "int32"), E.IntImm(n, "int32"), "serial", s)
         if self.epoch is not None:
-            buf, var = self.epoch
+            buf, var, first = self.epoch
             s = N.LetStmt(var, N.BufferLoad(buf, (E.IntImm(0, "int32"),), "int64"), s)
+            s = N.LetStmt(first, N.BufferLoad(buf, (E.IntImm(1, "int32"),), "int64"), s)
         return s
 
     def sync(self) -> N.Stmt:
@@ -99,7 +102,18 @@ class Fission:
             return N.NOP
         buf = self.epoch[0]
         zero = (E.IntImm(0, "int32"),)
-        return N.BufferStore(buf, N.BufferLoad(buf, zero, "int64") + E.IntImm(1, "int64"), zero)
+        step = N.BufferStore(
+            buf, N.BufferLoad(buf, zero, "int64") + E.IntImm(EPOCH_SCALE, "int64"), zero
+        )
+        return N.seq(self.rep.pending(), step)
+
+    def block_start(self) -> N.Stmt:
+        """A block starts: a new epoch, its first."""
+        if self.epoch is None:
+            return N.NOP
+        buf = self.epoch[0]
+        now = N.BufferLoad(buf, (E.IntImm(0, "int32"),), "int64")
+        return N.seq(self.sync(), N.BufferStore(buf, now, (E.IntImm(1, "int32"),)))
 
     def uniform(self, e: E.PrimExpr, what: str) -> tuple[list, E.PrimExpr]:
         """(checks to run first, the block-level value) of a bound or condition around a

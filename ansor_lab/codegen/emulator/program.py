@@ -29,6 +29,9 @@ from .fission import Fission
 from .report import Reporter, raise_report, report_buffer
 from .spmd import Indices, to_spmd
 
+#: LLVM's optimization level in check mode (settable for measurements): its programs
+#: are compiled for a run or two, and O1 compiles several times faster than O3
+OPT_LEVEL = 1
 #: the integer poison of shared memory in check mode (a float one is NaN)
 INT_POISON = 0x5EADBEEF
 
@@ -81,13 +84,13 @@ def _kernel(k: int, kernel: Kernel, check: bool, parallel: bool, sh: _Shared) ->
         for shadow in shadows.values():
             sh.outer += [shadow.writer, shadow.reader]
             sh.outer_init += [fill(shadow.writer, 0), fill(shadow.reader, 0)]
-        epoch = (sh.epoch, E.Var("epoch", "int64"))
-        body = Instrument(reporter, shadows, epoch[1]).stmt(body)
+        epoch = (sh.epoch, E.Var("epoch", "int64"), E.Var("block_epoch", "int64"))
+        body = Instrument(reporter, shadows, epoch[1], epoch[2]).stmt(body)
     fission = Fission(idx, kernel.name, reporter, epoch)
     block_body = fission.level(body)
     if check:
-        start = [fission.sync()] + [fill(b, _poison(b.dtype)) for b in shared]
-        block_body = N.seq(*start, block_body)
+        start = [fission.block_start()] + [fill(b, _poison(b.dtype)) for b in shared]
+        block_body = N.seq(*start, block_body, reporter.pending())
     # the linear block number -> (x, y, z)
     b = E.Var("block", "int32")
     gx, gy, _ = kernel.grid
@@ -113,12 +116,11 @@ def _poison(dtype: str) -> float | int:
 def translate(program: KernelProgram, check: bool, parallel: bool) -> tuple[N.PrimFunc, list]:
     """(the CPU function emulating ``program``, buffers by report number)."""
     func = program.func
-    sh = _Shared(report_buffer(), N.Buffer("__emulator_epoch", (1,), "int64"))
+    sh = _Shared(report_buffer(), N.Buffer("__emulator_epoch", (2,), "int64"))
     kernels = [_kernel(k, kernel, check, parallel, sh) for k, kernel in enumerate(program.kernels)]
     body = N.seq(*kernels)
     if check:
-        zero = (E.IntImm(0, "int32"),)
-        init = [N.BufferStore(sh.epoch, E.IntImm(0, "int64"), zero), *sh.outer_init]
+        init = [fill(sh.epoch, 0), *sh.outer_init]
         body = _allocate([sh.epoch, *sh.outer], N.seq(*init, body))
     params = (*func.params, *program.temporaries, sh.report)
     return N.PrimFunc(params, body, f"emulate_{func.name}"), sh.buffers
@@ -135,7 +137,11 @@ class EmulatedProgram:
         # check mode tests every access itself, with the block and thread in the report
         self.func = prepare(func, target, bounds=not check)
         threads = max(1, target.num_cores) if parallel and not check else 1
-        self.compiled = compile_func(self.func, target, CodegenOptions(num_threads=threads))
+        self.compiled = compile_func(
+            self.func,
+            target,
+            CodegenOptions(num_threads=threads, opt_level=OPT_LEVEL if check else 3),
+        )
         n = len(self.func.params)
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(
             self.compiled.entry_address

@@ -16,6 +16,7 @@ from ...errors import (
     GPUEmulationError,
     GPUOutOfBoundsError,
     GPURaceError,
+    GPUUninitializedError,
 )
 from ...ir import nodes as N
 from .. import failures
@@ -26,12 +27,12 @@ MAX_DIMS = REPORT_SIZE - 8
 SLOT_CODE, SLOT_KERNEL, SLOT_BLOCK, SLOT_THREAD = 0, 1, 2, 3
 SLOT_BUFFER, SLOT_OTHER, SLOT_KIND, SLOT_NDIM, SLOT_INDEX = 4, 5, 6, 7, 8
 
-OUT_OF_BOUNDS, RACE, BARRIER = 1, 2, 3
+OUT_OF_BOUNDS, RACE, BARRIER, UNINITIALIZED = 1, 2, 3, 4
 #: race kinds: what the reporting thread did / what another thread did before it
 READ_AFTER_WRITE, WRITE_AFTER_WRITE, WRITE_AFTER_READ = 1, 2, 3
 #: the shadow's "reader" when several threads read an element in one phase
 MANY_READERS = 0xFFFF
-#: shadow entries pack (epoch, thread) as epoch * EPOCH_SCALE + thread
+#: the step of the epoch: shadow entries pack (epoch, thread) as epoch + thread
 EPOCH_SCALE = 0x10000
 
 
@@ -72,8 +73,12 @@ class Reporter:
         indices: tuple = (),
         other: E.PrimExpr | int = -1,
         kind: int = 0,
+        defer: bool = False,
     ) -> N.Stmt:
-        """Fill the report (the current block and thread) and stop."""
+        """Fill the report (the current block and thread) and stop; ``defer``: only note
+        it, when nothing is noted yet, and go on (``pending`` stops at the next barrier:
+        a read of shared memory nobody wrote yet may be a race with a later writer of
+        the same phase, the better report)."""
         slots = {
             SLOT_CODE: i64(code),
             SLOT_KERNEL: i64(self.kernel_no),
@@ -87,8 +92,21 @@ class Reporter:
         for d, ix in enumerate(indices[:MAX_DIMS]):
             slots[SLOT_INDEX + d] = i64(ix)
         stores = [N.BufferStore(self.report, v, (E.IntImm(k, "int32"),)) for k, v in slots.items()]
-        stores.append(N.Evaluate(E.Call(failures.FAIL_OP, (), "int32")))
+        if defer:
+            return N.IfThenElse(E.EQ(self._code(), E.IntImm(0, "int64"), "bool"), N.seq(*stores))
+        stores.append(_stop())
         return N.seq(*stores)
+
+    def _code(self) -> E.PrimExpr:
+        return N.BufferLoad(self.report, (E.IntImm(SLOT_CODE, "int32"),), "int64")
+
+    def pending(self) -> N.Stmt:
+        """Stop if a deferred report was noted."""
+        return N.IfThenElse(E.NE(self._code(), E.IntImm(0, "int64"), "bool"), _stop())
+
+
+def _stop() -> N.Stmt:
+    return N.Evaluate(E.Call(failures.FAIL_OP, (), "int32"))
 
 
 def raise_report(report: np.ndarray, kernels: tuple, buffers: list) -> None:
@@ -122,14 +140,24 @@ def raise_report(report: np.ndarray, kernels: tuple, buffers: list) -> None:
         )
         what = {
             READ_AFTER_WRITE: f"reads it after {other} wrote it",
-            WRITE_AFTER_WRITE: f"writes it after {other} wrote it",
-            WRITE_AFTER_READ: f"writes it after {other} read it",
+            WRITE_AFTER_WRITE: f"writes another value into it after {other} wrote it",
+            WRITE_AFTER_READ: f"writes another value into it after {other} read it",
         }[int(report[SLOT_KIND])]
         raise GPURaceError(
             f"{where}: shared-memory race on {buf.name}{list(index)}: this thread {what} "
             "with no barrier (__syncthreads) between them, so the result depends on the "
             "order threads run in; insert a barrier between the write and the other "
             "threads' accesses, or give each thread its own elements",
+            buffer=buf.name,
+            index=index,
+            **info,
+        )
+    if code == UNINITIALIZED:
+        raise GPUUninitializedError(
+            f"{where}: read of {buf.name}{list(index)}, an element of shared memory no "
+            "thread of this block has written (a GPU reads garbage there): the cooperative "
+            "fetch that fills the buffer covers less than its readers use (is it bound to "
+            "more threads than the block runs it with, or guarded too tightly?)",
             buffer=buf.name,
             index=index,
             **info,

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from emu_programs import block_sum, bound, i32, short_loop_kernel, tiled_matmul, transpose_shared
+from emu_programs import block_sum, short_loop_kernel, tiled_matmul, transpose_shared
 
 import ansor_lab as tvm
 from ansor_lab import te, topi
 from ansor_lab.codegen.emulator import compile_program, emulate
 from ansor_lab.codegen.kernel_form import split_kernels
-from ansor_lab.dsl import expr as E
 from ansor_lab.errors import RuntimeArgumentError
-from ansor_lab.ir import nodes as N
 
 RNG = np.random.default_rng(7)
 
@@ -176,25 +174,6 @@ def test_a_short_thread_loop_is_guarded():
     np.testing.assert_allclose(got[0], want, rtol=1e-6)
 
 
-def test_uninitialised_shared_reads_are_poisoned_in_check_mode():
-    """Each block reads a shared element nobody wrote: NaN in check mode, never the
-    previous block's value."""
-    X = N.Buffer("X", (3,), "float32")
-    sh = N.Buffer("sh", (2,), "float32", "shared")
-
-    def body(b):
-        only_block0 = N.IfThenElse(
-            E.EQ(b, i32(0), "bool"), N.BufferStore(sh, E.FloatImm(5.0, "float32"), (i32(1),))
-        )
-        read = N.BufferStore(X, sh[i32(1)], (b,))
-        return N.Allocate(sh, bound("t", 1, "threadIdx.x", lambda t: N.seq(only_block0, read)))
-
-    func = N.PrimFunc((X,), bound("b", 3, "blockIdx.x", body), "poison")
-    x = np.zeros(3, "float32")
-    emulate(func, [x], check=True)
-    assert x[0] == 5.0 and np.isnan(x[1]) and np.isnan(x[2])
-
-
 def test_compiled_once_per_function_and_mode():
     func = block_sum()
     p1 = compile_program(func, check=True)
@@ -212,3 +191,97 @@ def test_arguments_are_checked():
         emulate(func, [np.zeros((4, 31), "float32"), np.zeros(4, "float32")])
     with pytest.raises(RuntimeArgumentError, match="KernelProgram"):
         emulate("main", [])
+
+
+@pytest.mark.parametrize("fetch_y", [False, True])
+def test_te_matmul_with_shared_tiles_from_the_gpu_lowering(fetch_y):
+    """TVM's GEMM recipe: local accumulator, shared tiles of A and B filled cooperatively
+    at the outer reduction loop (the lowering sizes them for the block and puts the
+    barriers). With ``fetch_y=False`` the fetch is bound to threadIdx.x only, so every
+    row of threads writes the same tile: the same values, which is no race."""
+    n = 64
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    C = topi.nn.matmul(A, B)
+    s = te.create_schedule(C.op)
+    CL = s.cache_write(C, "local")
+    AA = s.cache_read(A, "shared", [CL])
+    BB = s.cache_read(B, "shared", [CL])
+    i, j = C.op.axis
+    bi, ti = s[C].split(i, factor=8)
+    bj, tj = s[C].split(j, factor=8)
+    s[C].reorder(bi, bj, ti, tj)
+    for ax, tag in (
+        (bi, "blockIdx.y"),
+        (bj, "blockIdx.x"),
+        (ti, "threadIdx.y"),
+        (tj, "threadIdx.x"),
+    ):
+        bind(s, C, ax, tag)
+    s[CL].compute_at(s[C], tj)
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=8)
+    for T in (AA, BB):
+        s[T].compute_at(s[CL], ko)
+        rest, fx = s[T].split(s[T].fuse(*s[T].op.axis), factor=8)
+        bind(s, T, fx, "threadIdx.x")
+        if fetch_y:
+            _, fy = s[T].split(rest, factor=8)
+            bind(s, T, fy, "threadIdx.y")
+    func = tvm.lower(s, [A, B, C])["main"]
+    assert "tvm_storage_sync" in str(func)
+    kernel = split_kernels(func).kernels[0]
+    assert [b.shape for b in kernel.shared] in ([(8, 8), (8, 8)],)
+    a, b = rand(n, n), rand(n, n)
+    got = both_modes(func, [a, b, np.zeros((n, n), "float32")], 2)
+    np.testing.assert_allclose(got[0], a @ b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [32, 24])
+def test_row_sum_cross_thread_reduction(threads):
+    """A reduction loop bound to threadIdx.x: per-thread partials, a shared tree with
+    barriers, thread 0 stores (24 threads: a tree over a non-power of two)."""
+    A = te.placeholder((5, 1000), name="A")
+    k = te.reduce_axis((0, 1000), name="k")
+    B = te.compute((5,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=threads)
+    bind(s, B, B.op.axis[0], "blockIdx.x")
+    bind(s, B, ki, "threadIdx.x")
+    func = tvm.lower(s, [A, B])["main"]
+    a = rand(5, 1000)
+    got = both_modes(func, [a, np.zeros(5, "float32")], 1)
+    np.testing.assert_allclose(got[0], a.sum(1), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_cross_thread_reductions_tvm_schedule():
+    """TVM's topi.cuda softmax schedule: rfactor + bind for the max and the sum."""
+    n, m, num_thread = 6, 1000, 64
+    x = te.placeholder((n, m), name="x")
+    k = te.reduce_axis((0, m), name="k")
+    max_elem = te.compute((n,), lambda i: te.max(x[i, k], axis=k), name="max_elem")
+    e = te.compute((n, m), lambda i, j: te.exp(x[i, j] - max_elem[i]), name="exp")
+    k2 = te.reduce_axis((0, m), name="k2")
+    expsum = te.compute((n,), lambda i: te.sum(e[i, k2], axis=k2), name="expsum")
+    out = te.compute((n, m), lambda i, j: e[i, j] / expsum[i], name="softmax")
+    s = te.create_schedule(out.op)
+    block_x = te.thread_axis("blockIdx.x")
+    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
+    xo, _ = s[out].split(out.op.axis[1], nparts=num_thread)
+    s[out].bind(xo, thread_x)
+    s[out].bind(out.op.axis[0], block_x)
+    for red in (expsum, max_elem):
+        _, ki = s[red].split(red.op.reduce_axis[0], factor=num_thread)
+        RF = s.rfactor(red, ki)
+        s[red].bind(s[red].op.axis[0], block_x)
+        s[red].bind(s[red].op.reduce_axis[0], thread_x)
+        s[RF].compute_at(s[red], s[red].op.reduce_axis[0])
+        s[red].set_store_predicate(thread_x.var.equal(0))
+    s[e].bind(e.op.axis[0], block_x)
+    _, xi = s[e].split(e.op.axis[1], factor=num_thread)
+    s[e].bind(xi, thread_x)
+    func = tvm.lower(s, [x, out])["main"]
+    assert len(split_kernels(func).kernels) == 4
+    xv = rand(n, m) * 5
+    got = both_modes(func, [xv, np.zeros((n, m), "float32")], 1)
+    ref = np.exp(xv - xv.max(1, keepdims=True))
+    np.testing.assert_allclose(got[0], ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-8)

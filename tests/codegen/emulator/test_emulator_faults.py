@@ -15,6 +15,7 @@ from ansor_lab.errors import (
     GPUEmulationError,
     GPUOutOfBoundsError,
     GPURaceError,
+    GPUUninitializedError,
     KernelRuntimeError,
 )
 from ansor_lab.ir import gpu, nodes as N
@@ -42,7 +43,7 @@ def test_missing_barrier_between_fill_and_use():
     # thread 0 read A_shared[0, 1] before thread (1, 0, 0) wrote it, in one phase
     assert (err.kernel, err.block, err.thread) == ("tiled_matmul_kernel0", (0, 0, 0), (1, 0, 0))
     assert (err.buffer, err.index) == ("A_shared", (0, 1))
-    assert "writes it after thread (0, 0, 0) read it" in str(err)
+    assert "writes another value into it after thread (0, 0, 0) read it" in str(err)
     assert "block (0, 0, 0), thread (1, 0, 0)" in str(err)
 
 
@@ -56,7 +57,7 @@ def test_missing_barrier_between_use_and_next_fill():
 def test_racing_shared_write():
     err = catch(tiled_matmul(racing_write=True), mm_arrays(), GPURaceError)
     assert (err.thread, err.buffer, err.index) == ((1, 0, 0), "A_shared", (0, 0))
-    assert "writes it after thread (0, 0, 0) wrote it" in str(err)
+    assert "writes another value into it after thread (0, 0, 0) wrote it" in str(err)
 
 
 def test_missing_barrier_in_a_transpose_tile():
@@ -149,3 +150,26 @@ def test_barrier_in_a_loop_with_a_thread_dependent_trip_count():
     )
     err = catch(func, [np.ones(8, "float32")], GPUBarrierError)
     assert err.thread == (1, 0, 0)
+
+
+def test_read_of_shared_memory_the_block_never_wrote():
+    """Block 0 writes sh[1] and reads it; blocks 1 and 2 read it unwritten (on a GPU:
+    garbage, or the value an earlier block left there)."""
+    X = N.Buffer("X", (3,), "float32")
+    sh = N.Buffer("sh", (2,), "float32", "shared")
+
+    def body(b):
+        only_block0 = N.IfThenElse(
+            E.EQ(b, E.IntImm(0, "int32"), "bool"),
+            N.BufferStore(sh, E.FloatImm(5.0, "float32"), (E.IntImm(1, "int32"),)),
+        )
+        read = N.BufferStore(X, sh[E.IntImm(1, "int32")], (b,))
+        return N.Allocate(sh, bound("t", 1, "threadIdx.x", lambda t: N.seq(only_block0, read)))
+
+    func = N.PrimFunc((X,), bound("b", 3, "blockIdx.x", body), "uninit")
+    err = catch(func, [np.zeros(3, "float32")], GPUUninitializedError)
+    assert (err.block, err.thread, err.buffer, err.index) == ((1, 0, 0), (0, 0, 0), "sh", (1,))
+    assert "no thread of this block has written" in str(err)
+    x = np.zeros(3, "float32")
+    emulate(func, [x], check=False)  # unchecked: runs, block 0 is right
+    assert x[0] == 5.0
