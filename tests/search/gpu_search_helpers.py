@@ -9,6 +9,7 @@ import functools
 import importlib.util
 
 import numpy as np
+from serial_oracle import serial_check
 from workloads import conv2d_bias_relu, make_task, matmul, matmul_relu, row_sum
 
 from ansor_lab import auto_scheduler, te, topi
@@ -106,7 +107,8 @@ def has_emulator() -> bool:
 
 def check_gpu_program(sch, hw, *, emulate: bool = True, seed: int = 0):
     """Lower ``sch``, cut it into kernels, check every stage runs in a kernel within the
-    limits of ``hw``, and (with the emulator) compare its outputs with the reference.
+    limits of ``hw``, compare its outputs with the reference with its thread loops run
+    serially on the CPU (``serial_oracle``) and, with the emulator, on the emulator.
     Returns the kernel program."""
     func = lower_state(sch.state, sch.args)
     program = split_kernels(func)
@@ -117,6 +119,7 @@ def check_gpu_program(sch, hw, *, emulate: bool = True, seed: int = 0):
     computed = {st.name for st in sch.state.compute_stages() if not st.is_inlined}
     in_kernels = {n for k in program.kernels for n in k.stage_names}
     assert computed <= in_kernels, (computed - in_kernels, str(sch.trace))
+    serial_check(sch, seed)
     if emulate and has_emulator():
         from ansor_lab.codegen.emulator import emulate as run  # noqa: PLC0415 - optional piece
 
