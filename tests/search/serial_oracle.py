@@ -26,9 +26,9 @@ from ansor_lab.schedule.lower import lower_state
 class _Serialize(IRMutator):
     def stmt_For(self, s: N.For) -> N.Stmt:
         s = self.default_stmt(s)
-        if s.kind == "thread_binding":
-            return N.For(s.loop_var, s.min, s.extent, "serial", s.body, "", s.annotations)
-        return s
+        # thread loops become serial; unroll budgets go (the values stay, the build is fast)
+        kind = "serial" if s.kind in ("thread_binding", "unrolled") else s.kind
+        return N.For(s.loop_var, s.min, s.extent, kind, s.body, "", ())
 
     def stmt_Evaluate(self, s: N.Evaluate) -> N.Stmt:
         return N.Evaluate(E.IntImm(0)) if gpu.is_barrier(s) else s
