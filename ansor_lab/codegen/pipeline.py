@@ -36,9 +36,11 @@ from typing import Any
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.passes import unroll_by_pragma
+from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
+from .gpu_verify import check_gpu_program
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
 from .vector_form import vector_view
@@ -62,6 +64,10 @@ def prepare(func: N.PrimFunc, target: Any = None) -> N.PrimFunc:
     tgt: Target = as_target(target)
     verify(func, tgt.kind)
     check_bounds(func)
+    if tgt.kind == "cuda":
+        # idempotent on what lowering made; puts the barriers into hand-written kernels
+        func = insert_barriers(func)
+        check_gpu_program(func, tgt)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = func.with_body(_Legalize().visit_stmt(func.body))

@@ -16,6 +16,7 @@ from typing import Any
 import llvmlite.binding as llvm
 
 from ..errors import TargetError
+from .gpu_targets import profile, profile_from_device
 from .target_check import (
     CUDA_KEYS,
     LLVM_KEYS,
@@ -114,6 +115,14 @@ class Target:
     max_shared_memory_per_block: int = 0
     warp_size: int = 0
     max_local_memory_per_block: int = 0
+    model: str = ""
+    sm_count: int = 0
+    max_shared_memory_per_sm: int = 0
+    registers_per_sm: int = 0
+    registers_per_block: int = 0
+    max_threads_per_sm: int = 0
+    memory_bandwidth_gbs: float = 0.0
+    peak_gflops_fp32: float = 0.0
     extra: tuple = field(default=())
 
     def __init__(self, target: Any = "llvm", host: Any = None, **kwargs: Any) -> None:  # noqa: D107
@@ -148,6 +157,9 @@ class Target:
                 max_num_threads=self.max_threads_per_block,
                 thread_warp_size=self.warp_size,
                 max_shared_memory_per_block=self.max_shared_memory_per_block,
+                model=self.model,
+                registers_per_block=self.registers_per_block,
+                l2_cache_size_bytes=self.l2_bytes,
             )
         return out
 
@@ -176,7 +188,8 @@ class Target:
             if self.mattr:
                 parts.append(f"-mattr={self.mattr}")
             return " ".join(parts)
-        return f"cuda -arch={self.arch} -max_num_threads={self.max_threads_per_block}"
+        model = f" -model={self.model}" if self.model not in ("", "generic") else ""
+        return f"cuda{model} -arch={self.arch} -max_num_threads={self.max_threads_per_block}"
 
     def __repr__(self) -> str:
         return f"Target({str(self)!r})"
@@ -222,6 +235,8 @@ def _parse(spec: Any, kwargs: dict) -> dict:
     opts: dict[str, Any] = {}
     if isinstance(spec, Target):
         opts = {"kind": spec.kind, "mcpu": spec.mcpu}
+        if spec.kind == "cuda":
+            opts.update(model=spec.model, arch=spec.arch)
     elif isinstance(spec, dict):
         opts = {str(k).replace("-", "_"): v for k, v in spec.items()}
     elif isinstance(spec, str):
@@ -229,6 +244,8 @@ def _parse(spec: Any, kwargs: dict) -> dict:
         if not words:
             raise TargetError("empty target string; use 'llvm' or 'cuda'")
         opts["kind"] = words[0]
+        if "/" in words[0]:  # a TVM tag: "nvidia/nvidia-a100"
+            opts["kind"], opts["tag"] = "cuda", words[0]
         for w in words[1:]:
             if not w.startswith("-") or "=" not in w:
                 if w.startswith("-"):
@@ -291,12 +308,38 @@ def _llvm(opts: dict) -> dict:
 
 def _cuda(opts: dict) -> dict:
     check_keys("cuda", opts, CUDA_KEYS)
-    arch = check_arch(opts.pop("arch", "sm_90"))
-    threads = opts.pop("max_num_threads", opts.pop("max_threads_per_block", 1024))
+    tag = str(opts.pop("tag", "") or "")
+    from_device = opts.pop("from_device", None)
+    if from_device is not None:
+        prof = profile_from_device(int(from_device))
+    else:
+        prof = profile(str(opts.pop("model", "") or ""), tag)
+    opts.pop("model", None)
+    # options written explicitly override the profile of the named GPU
+    arch = check_arch(opts.pop("arch", prof.arch))
+    threads = opts.pop("max_num_threads", opts.pop("max_threads_per_block", None))
+    threads = prof.max_threads_per_block if threads is None else threads
     threads = int_option("max_num_threads", threads, 1, 4096)
-    shared = opts.pop("max_shared_memory_per_block", 49152)
-    warp = opts.pop("thread_warp_size", opts.pop("warp_size", 32))
+    shared = opts.pop("max_shared_memory_per_block", prof.max_shared_memory_per_block)
+    warp = opts.pop("thread_warp_size", opts.pop("warp_size", prof.warp_size))
     local = opts.pop("max_local_memory_per_block", 2**31 - 1)
+    regs = opts.pop("registers_per_block", prof.registers_per_block)
+    l2 = opts.pop("l2_cache_size_bytes", opts.pop("l2_bytes", prof.l2_bytes))
+    big = 1 << 40
+
+    def num(name: str, default: Any, lo: int = 1) -> int:
+        return int_option(name, opts.pop(name, default), lo, big)
+
+    def real(name: str, default: float) -> float:
+        value = opts.pop(name, default)
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            out = -1.0
+        if out < 0:
+            raise TargetError(f"cuda option -{name}={value!r} should be a number >= 0")
+        return out
+
     out = dict(
         kind="cuda",
         mcpu="",
@@ -304,16 +347,39 @@ def _cuda(opts: dict) -> dict:
         num_cores=0,
         vector_bytes=16,
         l1_bytes=0,
-        l2_bytes=0,
+        l2_bytes=int_option("l2_cache_size_bytes", l2, 0, big),
         l3_bytes=0,
         arch=arch,
         max_threads_per_block=threads,
         max_shared_memory_per_block=int_option("max_shared_memory_per_block", shared, 1, 1 << 24),
         warp_size=int_option("thread_warp_size", warp, 1, 128),
         max_local_memory_per_block=int_option("max_local_memory_per_block", local, 1, 2**31 - 1),
+        model=prof.model,
+        sm_count=num("sm_count", prof.sm_count),
+        max_shared_memory_per_sm=num("max_shared_memory_per_sm", prof.max_shared_memory_per_sm),
+        registers_per_sm=num("registers_per_sm", prof.registers_per_sm),
+        registers_per_block=int_option("registers_per_block", regs, 1, big),
+        max_threads_per_sm=num("max_threads_per_sm", prof.max_threads_per_sm),
+        memory_bandwidth_gbs=real("memory_bandwidth_gbs", prof.memory_bandwidth_gbs),
+        peak_gflops_fp32=real("peak_gflops_fp32", prof.peak_gflops_fp32),
     )
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out
+
+
+def cuda(model: str = "unknown", arch: str | None = None, options: Any = None) -> Target:
+    """A CUDA target for a GPU model (TVM's ``tvm.target.cuda(model=, arch=, options=)``)."""
+    spec = f"cuda -model={model}" + (f" -arch={arch}" if arch else "")
+    if isinstance(options, str):
+        spec += " " + options
+    elif options:
+        spec += " " + " ".join(str(o) for o in options)
+    return Target(spec)
+
+
+def target_from_device(device_id: int = 0) -> Target:
+    """The CUDA target of the GPU pycuda sees (TVM's ``Target("cuda -from_device=0")``)."""
+    return Target({"kind": "cuda", "from_device": device_id})
 
 
 def as_target(target: Any) -> Target:

@@ -39,7 +39,8 @@ CUDA_KEYS = frozenset(
     "arch max_num_threads max_threads_per_block max_shared_memory_per_block "
     "thread_warp_size warp_size max_local_memory_per_block registers_per_block "
     "l2_cache_size_bytes max_function_args keys libs device model tag host from_device "
-    "mcpu".split()
+    "mcpu sm_count max_shared_memory_per_sm registers_per_sm max_threads_per_sm "
+    "memory_bandwidth_gbs peak_gflops_fp32 l2_bytes".split()
 )
 
 # Lists the names (LLVM prints them for CPU "help", once per process), then compiles a

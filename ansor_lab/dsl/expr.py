@@ -116,6 +116,10 @@ class ExprOp:
             return NotImplemented
         return binary(NE, self, other, "!=")
 
+    def equal(self, other):
+        """``self == other`` as an expression (TVM's ``PrimExpr.equal``)."""
+        return binary(EQ, self, other, "==")
+
     def __and__(self, other):
         return logical_and(self, other)
 

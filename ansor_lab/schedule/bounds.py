@@ -25,8 +25,14 @@ from ..dsl.tensor import Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
-from .loop_kinds import REDUCE, SPATIAL
-from .regions import covered_lengths, relaxed_span, span_contains, union_spans
+from .loop_kinds import REDUCE, SPATIAL, ThreadBinding
+from .regions import (
+    covered_lengths,
+    needs_thread_relax,
+    relaxed_span,
+    span_contains,
+    union_spans,
+)
 from .state import (
     After,
     At,
@@ -162,7 +168,7 @@ class BoundInference:
             return full
         tinfo = self.info[target.name]
         pos = target.leaves.index(x)
-        relax: dict[E.Var, tuple] = {}
+        relax: dict[E.Var, tuple] = self.thread_ranges(self.scope_of(stage), target, pos)
         for leaf in target.leaves[pos + 1 :]:
             relax[tinfo.leaf_vars[leaf]] = (0, tinfo.extents[leaf] - 1)
         spans: list = [None] * n_spatial
@@ -202,6 +208,53 @@ class BoundInference:
                 mins[d] = from_linear(dict(sym), lo, "int32")
                 exts[d] = ext
         return mins, exts
+
+    def scope_of(self, stage: Stage) -> str:
+        """The storage scope of ``stage``'s buffer; TVM's ``InferStorageScope`` for a default.
+
+        A stage left at the default "global" and computed under GPU-bound loops is stored
+        where its threads can reach it and no further: under a threadIdx/vthread loop
+        "local" (one per thread: the rfactor stage of a cross-thread reduction), under
+        blockIdx loops only "shared". A function argument is always global.
+        """
+        if stage.scope != "global" or not isinstance(stage.attach, At):
+            return stage.scope
+        if stage.op.name in self.arg_buffer:
+            return "global"
+        rank = -1
+        cur, upto = self.by_name[stage.attach.block], stage.attach.loop
+        while True:
+            for leaf in cur.leaves[: cur.leaves.index(upto) + 1]:
+                ann = cur.annotations.get(leaf)
+                if isinstance(ann, ThreadBinding):
+                    rank = max(rank, 0 if ann.tag.startswith("blockIdx") else 1)
+            if not isinstance(cur.attach, Nested):
+                break
+            cur, upto = self.by_name[cur.attach.block], cur.attach.loop
+        return ("global", "shared", "local")[rank + 1]
+
+    def thread_ranges(self, scope: str, target: Stage, pos: int) -> dict:
+        """Ranges of the thread-bound loops around ``target.leaves[pos]`` a ``scope`` buffer spans.
+
+        A "shared" stage computed under threadIdx/vthread loops is one buffer per block,
+        so its region covers what every thread of the block reads (TVM's ``NeedRelax``),
+        not what one thread reads; the loops of the stages ``target`` runs inside count too.
+        """
+        out: dict = {}
+        if scope in ("", "local"):
+            return out
+        cur, upto = target, pos
+        while True:
+            info = self.info[cur.name]
+            for leaf in cur.leaves[: upto + 1]:
+                ann = cur.annotations.get(leaf)
+                if isinstance(ann, ThreadBinding) and needs_thread_relax(scope, ann.tag):
+                    out[info.leaf_vars[leaf]] = (0, info.extents[leaf] - 1)
+            if not isinstance(cur.attach, Nested):
+                return out
+            parent = self.by_name[cur.attach.block]
+            upto = parent.leaves.index(cur.attach.loop)
+            cur = parent
 
     def infer_region_after(self, stage: Stage, full: tuple) -> tuple[list, list]:
         """Region of a consumer computed after a producer's loop: what that loop wrote.
@@ -283,7 +336,7 @@ class BoundInference:
             shape = tuple(exts[:n_sp]) if at else tuple(op.shape)
             shape = permute(shape, stage.layout)
             strides = aligned_strides(shape, stage.storage_align)
-            info.buffer = N.Buffer(op.name, shape, op.dtype, stage.scope, strides)
+            info.buffer = N.Buffer(op.name, shape, op.dtype, self.scope_of(stage), strides)
             if at:
                 info.buf_min = list(mins[:n_sp])
         self.info[stage.name] = info

@@ -25,6 +25,8 @@ from ..ir.simplify import simplify_stmt
 from ..ir.verify import verify
 from .argument_cover import box_counts, first_unwritten
 from .bounds import BoundInference, permute
+from .cross_thread import emit_cross_thread, thread_reduce_leaves
+from .gpu_lower import lower_gpu
 from .loop_kinds import PARALLEL, REDUCE, SPATIAL, UNROLL, VECTORIZE
 from .state import After, At, Nested, Stage, State, ThreadBinding
 
@@ -79,8 +81,8 @@ class _Lowerer(BoundInference):
 
         return visit(e)
 
-    def stores(self, stage: Stage) -> tuple[N.Stmt, N.Stmt | None]:
-        """(update statement, init statement or None) at the innermost point."""
+    def out_index(self, stage: Stage) -> tuple:
+        """The index ``stage`` stores its element at, in its buffer."""
         info = self.info[stage.name]
         op: ComputeOp = stage.op
         values = self.root_values(stage)
@@ -91,7 +93,13 @@ class _Lowerer(BoundInference):
             out_idx = tuple(_sub(values[iv.var], lo) for iv, lo in zip(op.axis, info.buf_min))
         else:
             out_idx = tuple(values[iv.var] for iv in op.axis)
-        out_idx = permute(out_idx, stage.layout)
+        return permute(out_idx, stage.layout)
+
+    def stores(self, stage: Stage) -> tuple[N.Stmt, N.Stmt | None]:
+        """(update statement, init statement or None) at the innermost point."""
+        info = self.info[stage.name]
+        values = self.root_values(stage)
+        out_idx = self.out_index(stage)
         buf = info.buffer
         body = self.body(stage)
         spatial_guards = [g for g, red in info.guards if not red]
@@ -141,6 +149,8 @@ class _Lowerer(BoundInference):
         )
 
     def emit(self, stage: Stage) -> N.Stmt:
+        if thread_reduce_leaves(stage):
+            return emit_cross_thread(self, stage)
         update, init = self.stores(stage)
         leaves = stage.leaves
         first_reduce = next(
@@ -337,6 +347,7 @@ def lower_state(
     func = _Lowerer(state, list(args), name).run()
     if simplify:
         func = func.with_body(simplify_stmt(func.body))
+    func = lower_gpu(func)
     if check:  # the search lowers thousands of candidates for features only: it skips this
         verify(func)
     return func

@@ -14,6 +14,30 @@ from ..dsl import expr as E
 from ..ir.simplify import Analyzer, linear_form
 from .state import Split, Stage
 
+#: storage rank of a buffer scope and thread rank of a tag, as TVM's ``NeedRelax`` compares
+#: them: a buffer is shared by every loop bound to a tag of rank >= its own (a "shared"
+#: tile by all threads of a block, a "global" one by every block too); "local" by none
+_STORAGE_RANK = {"global": 0, "shared": 1, "shared.dyn": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag: str) -> int:
+    if tag.startswith("blockIdx"):
+        return 0
+    if tag.startswith("threadIdx") or tag.startswith("vthread"):
+        return 1
+    return 99
+
+
+def needs_thread_relax(scope: str, tag: str) -> bool:
+    """Whether a buffer of ``scope`` computed under a loop bound to ``tag`` covers all of it.
+
+    A "shared" buffer belongs to the block: its region spans every value of the
+    threadIdx/vthread loops around it. A "local" one belongs to a thread. Only buffers
+    nested inside a GPU kernel are concerned: a "global" stage computed at a loop
+    under blockIdx would be relaxed over the grid as well.
+    """
+    return _STORAGE_RANK.get(scope, 3) <= _thread_rank(tag)
+
 
 def relaxed_span(e: E.PrimExpr, ranges: dict) -> tuple | None:
     """(symbolic terms, lo, hi) of ``e`` with the variables in ``ranges`` relaxed."""

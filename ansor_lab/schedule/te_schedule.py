@@ -24,6 +24,7 @@ from typing import Any
 from ..dsl import expr as E
 from ..dsl.tensor import Operation, Tensor
 from ..errors import ScheduleError
+from .cross_thread import thread_reduce_leaves
 from .state import State, derive_extents
 from .tir_schedule import Schedule as BlockSchedule
 from .trace import LoopRV, Trace
@@ -394,6 +395,31 @@ class Stage:
         """
         tag = getattr(thread_ivar, "thread_tag", thread_ivar)
         self.schedule.engine.bind(self.loop(ivar), tag)
+
+    def set_store_predicate(self, predicate: Any) -> None:
+        """Accept TVM's ``set_store_predicate(thread_x.var.equal(0))`` of a cross-thread reduction.
+
+        A reduction loop bound to threadIdx is lowered so that thread 0 alone stores the
+        result, which is what this predicate asks for; any other predicate is refused.
+        """
+        st = self.schedule.state.stage(self.block)
+        tags = {str(st.annotations[lp]) for lp in thread_reduce_leaves(st)}
+        var = getattr(predicate, "a", None)
+        zero = getattr(predicate, "b", None)
+        if (
+            isinstance(predicate, E.EQ)
+            and isinstance(var, E.Var)
+            and isinstance(zero, E.IntImm)
+            and zero.value == 0
+            and var.name in tags
+        ):
+            return
+        raise ScheduleError(
+            f"set_store_predicate on stage {self.block!r}: only `thread.var.equal(0)` for a "
+            "thread axis bound to this stage's reduction loop is supported (a cross-thread "
+            "reduction, which already stores from thread 0 alone); bind the reduction loop "
+            "to that thread first, or leave the predicate out"
+        )
 
     def pragma(self, var: Any, pragma_type: str, pragma_value: Any = 1) -> None:
         """Annotate a loop, e.g. ``pragma(x, "auto_unroll_max_step", 16)``.

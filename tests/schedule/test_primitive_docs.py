@@ -65,7 +65,8 @@ READ_ONLY = {
         "show",
     },
     te_schedule.Schedule: set(),
-    te_schedule.Stage: {"loop"},
+    # set_store_predicate only accepts the thread-0 store a cross-thread reduction already has
+    te_schedule.Stage: {"loop", "set_store_predicate"},
 }
 
 

@@ -205,7 +205,11 @@ def test_parallel_of_a_reduction_loop():
 
 def test_bind_errors():
     sch, (i, j, k) = _mm()
-    assert_step_fails(sch, lambda: sch.bind(k, "threadIdx.x"), "binding a reduction loop")
+    # threadIdx may share a reduction (a cross-thread reduction); blocks and vthreads not
+    assert_step_fails(
+        sch, lambda: sch.bind(k, "blockIdx.x"), "only threadIdx.* can share a reduction"
+    )
+    assert_step_fails(sch, lambda: sch.bind(k, "vthread"), "bound to vthread would race")
     assert_step_fails(sch, lambda: sch.bind(i, "threadIdx.w"), "unknown thread 'threadIdx.w'")
     sch.bind(i, "threadIdx.x")
     assert_step_fails(

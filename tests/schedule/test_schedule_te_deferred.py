@@ -149,8 +149,10 @@ def test_gpu_gemm_tutorial_order_lowers():
     s[BL].compute_at(s[CC], kt)
     text = tvm.lower(s, [A, B, C]).script()
     for snippet in (
-        'A_shared = T.alloc_buffer((8, 8), "float32", scope="shared")',
+        # the block's 8x64 tile (shared by its 8x8 threads), not one thread's 8x8
+        'A_shared = T.alloc_buffer((8, 64), "float32", scope="shared")',
         'A_shared_local = T.alloc_buffer((1, 8), "float32", scope="local")',
         "for k_1_0 in T.unroll(8):",
     ):
         assert snippet in text, text
+    assert text.count('T.tvm_storage_sync("shared")') == 2

@@ -246,9 +246,14 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
             raise step_error(
                 prim, block, f"unknown thread {kind!r}; use one of {THREAD_TAGS}", loop
             )
-        if is_reduce:
+        if is_reduce and not ann.tag.startswith("threadIdx"):
             raise step_error(
-                prim, block, "binding a reduction loop to threads is not supported", loop
+                prim,
+                block,
+                f"a reduction loop bound to {kind} would race: only threadIdx.* can share "
+                "a reduction (a cross-thread reduction); bind it to threadIdx.x, or bind "
+                "a spatial loop instead",
+                loop,
             )
         for other, have in st.annotations.items():
             if have == ann and other != loop:
@@ -256,6 +261,9 @@ def annotate_loop(state: State, block: str, loop: str, kind: str, prim: str) -> 
     st.annotations[loop] = ann
     if ann == PARALLEL:
         check_parallel_nesting(state, prim, block)
+    if isinstance(ann, ThreadBinding):
+        # a shared stage computed inside now spans this thread loop: its region grows
+        revalidate_regions(state, prim, block)
 
 
 def pragma(state: State, block: str, loop: str | None, key: str, value: object) -> None:
