@@ -117,3 +117,39 @@ class MeasureError(AnsorLabError, RuntimeError):
 
 class GPUScheduleError(ScheduleError):
     """A schedule a GPU cannot run as written (unbound stage, thread limits, shared memory)."""
+
+
+class GPUEmulationError(KernelRuntimeError):
+    """The GPU emulator met what a GPU would hit; says where: ``kernel`` (name), ``block``
+    and ``thread`` ((x, y, z) tuples, None when it holds for every one), ``buffer`` (name
+    or None) and ``index`` (the element's index tuple or None)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kernel: str | None = None,
+        block: tuple | None = None,
+        thread: tuple | None = None,
+        buffer: str | None = None,
+        index: tuple | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.buffer = buffer
+        self.index = index
+
+
+class GPURaceError(GPUEmulationError):
+    """Two threads of a block touched one shared-memory element between two barriers, at
+    least one of them writing (a missing ``__syncthreads()`` or a racing write)."""
+
+
+class GPUOutOfBoundsError(GPUEmulationError, IndexError):
+    """A thread read or wrote outside a buffer (an illegal address on a GPU)."""
+
+
+class GPUBarrierError(GPUEmulationError):
+    """A barrier not reached by every thread of a block (a divergent ``__syncthreads()``)."""

@@ -18,6 +18,11 @@ from ..errors import KernelBoundsError, KernelDivisionByZeroError, KernelRuntime
 ALLOC_FAILED = -1
 #: An integer division or modulo met a zero divisor at run time.
 DIVISION_BY_ZERO = -2
+#: The program wrote its own report and stopped (the GPU emulator's checks: the caller
+#: reads the report buffer it passed and raises the error it describes).
+REPORTED = -3
+#: The intrinsic that stops a kernel with ``REPORTED``: ``Evaluate(Call(FAIL_OP, (), "int32"))``.
+FAIL_OP = "ansor_lab.fail"
 #: ``BOUNDS_BASE - k``: run-time bound check number ``k`` failed.
 BOUNDS_BASE = -1000
 
@@ -43,6 +48,8 @@ def failure(rc: int, entry: str, checks: Sequence[str] = ()) -> KernelRuntimeErr
             "the access with te.if_then_else (the check comes from "
             "instrument_bound_checkers=True)"
         )
+    if rc == REPORTED:
+        return KernelRuntimeError(f"{where} stopped on a check whose report was not read")
     if rc == ALLOC_FAILED:
         return KernelRuntimeError(
             f"{where} failed with code {rc} (a buffer allocation failed: out of memory); "
