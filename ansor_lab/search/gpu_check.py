@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen.gpu_verify import check_gpu_program
 from ..codegen.kernel_form import KernelProgram, split_kernels
 from ..errors import AnsorLabError
 from ..ir import gpu, nodes as N
@@ -106,11 +107,21 @@ def _stage_names(stmt: N.Stmt) -> tuple:
     return tuple(s.name for s in walk_stmts(stmt) if isinstance(s, N.Block))
 
 
-def check_state(state: Any, args: list, hw: Any) -> tuple[N.PrimFunc | None, list[str]]:
-    """Lower a schedule state and check it (see ``program_problems``): (func, problems)."""
+def check_state(
+    state: Any, args: list, hw: Any, target: Any = None
+) -> tuple[N.PrimFunc | None, list[str]]:
+    """Lower a schedule state and check it (see ``program_problems``), then with the
+    lowering's own GPU legality checks (``codegen.gpu_verify``: a tag bound twice, a
+    reduction raced across threads, divergent barriers...) for ``target``: (func, problems).
+    """
     try:
         func = lower_state(state, args)
     except (AnsorLabError, RecursionError) as err:
         return None, [f"lowering: {err}"]
     problems, _ = program_problems(func, hw)
+    if not problems:
+        try:
+            check_gpu_program(func, target)
+        except AnsorLabError as err:
+            problems.append(f"verify: {err}")
     return func, problems

@@ -437,6 +437,7 @@ def _reason(problem: str) -> str:
         "extent",
         "lowering",
         "kernels",
+        "verify",
     ):
         if key in problem:
             return key
