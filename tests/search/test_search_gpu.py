@@ -18,7 +18,7 @@ from ansor_lab.schedule.loop_kinds import ThreadBinding
 from ansor_lab.schedule.lower import lower_state
 from ansor_lab.schedule.state import At
 from ansor_lab.search import sketch as S
-from ansor_lab.search.gpu_check import program_problems
+from ansor_lab.search.gpu_check import program_problems, state_problems
 from ansor_lab.search.gpu_sketch import (
     COOP_FETCH_KEY,
     GPU_UNROLL_CHOICES,
@@ -310,3 +310,20 @@ def test_cpu_tasks_keep_the_cpu_rules():
     assert [s.describe() for s in policy.sketches] == ["C: tile", "C: cache_write+tile"]
     assert all("bind" not in str(s.trace) for s in policy.sketches)
     assert annotate_gpu is not S.annotate_sampling
+
+
+def test_state_check_agrees_with_the_lowered_program():
+    # the cheap filter (read from the schedule state) finds what the lowered kernels show
+    policy = policy_of("conv2d")
+    hw = policy.task.hardware_params
+    seen = {True: 0, False: 0}
+    for _ in range(40):
+        r = policy.space.sample()
+        if r is None:
+            continue
+        func = lower_state(r[1].state, r[1].args)
+        from_state = state_problems(r[1].state, hw)
+        from_program, _ = program_problems(func, hw)
+        assert bool(from_state) == bool(from_program), (from_state, from_program)
+        seen[bool(from_state)] += 1
+    assert seen[True] and seen[False]
