@@ -10,13 +10,18 @@ policy (``SketchPolicy.invalid_counts``), never measured and never a crash.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from ..codegen.gpu_verify import check_gpu_program
 from ..codegen.kernel_form import KernelProgram, split_kernels
+from ..dsl.dtypes import itemsize
 from ..errors import AnsorLabError
 from ..ir import gpu, nodes as N
 from ..ir.visitor import walk_stmts
+from ..schedule.loop_kinds import ThreadBinding
 from ..schedule.lower import lower_state
+from ..schedule.state import derive_extents
 
 #: CUDA's launch limits on the grid (x, y, z).
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -106,11 +111,64 @@ def _stage_names(stmt: N.Stmt) -> tuple:
     return tuple(s.name for s in walk_stmts(stmt) if isinstance(s, N.Block))
 
 
-def check_state(state: Any, args: list, hw: Any) -> tuple[N.PrimFunc | None, list[str]]:
-    """Lower a schedule state and check it (see ``program_problems``): (func, problems)."""
+def state_problems(state: Any, hw: Any) -> list[str]:
+    """The limits a schedule state breaks, read from the state alone (no lowering): per
+    kernel (a root stage and what is computed inside it) the threads and virtual threads
+    of its bound loops and the bytes of its shared stages (their regions, which the state
+    keeps relaxed over the block's threads). The search's cheap first filter: a uniform
+    tile draw breaks a limit often (most draws of a large convolution ask for too much
+    shared memory), and lowering each of them would cost more than the rest of the search.
+    """
+    kernels: dict[str, dict] = {}
+    for st in state.compute_stages():
+        if st.is_inlined:
+            continue
+        root = st
+        while not root.is_root:
+            root = state.stage(root.attach.block)
+        k = kernels.setdefault(root.name, {"tags": {}, "shared": 0})
+        extents = derive_extents(st)
+        for leaf, ann in st.annotations.items():
+            if isinstance(ann, ThreadBinding):
+                k["tags"][ann.tag] = max(k["tags"].get(ann.tag, 1), extents[leaf])
+        if st.scope == "shared":
+            k["shared"] += math.prod(it.extent for it in st.root if it.kind == "spatial") * (
+                itemsize(st.op.dtype)
+            )
+    problems = []
+    for name, k in kernels.items():
+        tags = k["tags"]
+        threads = math.prod(v for t, v in tags.items() if gpu.is_thread_tag(t))
+        vthreads = math.prod(v for t, v in tags.items() if gpu.is_vthread_tag(t))
+        if threads > hw.max_threads_per_block:
+            problems.append(f"{name}: {threads} threads per block > {hw.max_threads_per_block}")
+        if vthreads > hw.max_vthread_extent:
+            problems.append(f"{name}: {vthreads} virtual threads > {hw.max_vthread_extent}")
+        if k["shared"] > hw.max_shared_memory_per_block:
+            problems.append(
+                f"{name}: {k['shared']} shared bytes per block > {hw.max_shared_memory_per_block}"
+            )
+    return problems
+
+
+def check_state(
+    state: Any, args: list, hw: Any, target: Any = None
+) -> tuple[N.PrimFunc | None, list[str]]:
+    """Lower a schedule state and check it (see ``program_problems``), then with the
+    lowering's own GPU legality checks (``codegen.gpu_verify``: a tag bound twice, a
+    reduction raced across threads, divergent barriers...) for ``target``: (func, problems).
+    """
+    problems = state_problems(state, hw)
+    if problems:
+        return None, problems
     try:
         func = lower_state(state, args)
     except (AnsorLabError, RecursionError) as err:
         return None, [f"lowering: {err}"]
     problems, _ = program_problems(func, hw)
+    if not problems:
+        try:
+            check_gpu_program(func, target)
+        except AnsorLabError as err:
+            problems.append(f"verify: {err}")
     return func, problems

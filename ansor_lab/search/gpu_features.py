@@ -266,7 +266,7 @@ def cuda_features(state, args: list, hw, target=None) -> tuple[np.ndarray | None
     the GPU prior) followed by ``gpu_features``."""
     from .features import program_features  # noqa: PLC0415 - features imports nothing GPU
 
-    func, problems = check_state(state, args, hw)
+    func, problems = check_state(state, args, hw, target)
     if problems or func is None:
         return None, problems, 0.0
     program = split_kernels(func)

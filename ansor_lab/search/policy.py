@@ -3,6 +3,11 @@
 Each phase is callable alone, as a course needs: ``policy.generate_sketches()``,
 ``policy.sample_initial_population()``, ``policy.evolutionary_search(population, n)``,
 and ``policy.next_batch(n)`` which chains them and picks what to measure next.
+
+A task whose target is CUDA gets Ansor's GPU rules, annotation and post-processing
+(``gpu_sketch``, ``gpu_postproc``); each of its candidates is checked against the
+target's limits (``gpu_check``) and one that breaks them is dropped and counted in
+``invalid_counts``, never measured; its features gain the GPU terms (``gpu_features``).
 """
 
 from __future__ import annotations
@@ -446,6 +451,7 @@ def _reason(problem: str) -> str:
         "extent",
         "lowering",
         "kernels",
+        "verify",
     ):
         if key in problem:
             return key

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import LoweringError, ScheduleError
+from ..errors import AnsorLabError, LoweringError, ScheduleError
 from ..schedule.sampling import prime_factors
 from ..schedule.tir_schedule import Schedule
 from ..schedule.trace import Trace
@@ -89,8 +89,8 @@ class SearchSpace:
             data.apply_to_schedule(sch, decisions={i: None for i in self._sampling[k]})
             cand = Candidate(k, self._read_decisions(k, sch))
             self.postproc(sch)
-        except (ScheduleError, LoweringError):
-            self.replay_failures += 1
+        except (ScheduleError, LoweringError, AnsorLabError):
+            self.replay_failures += 1  # any error of ours is a refused draw, not a crash
             return None
         return cand, sch
 

@@ -9,12 +9,15 @@ import functools
 import importlib.util
 
 import numpy as np
+from serial_oracle import serial_check
 from workloads import conv2d_bias_relu, make_task, matmul, matmul_relu, row_sum
 
 from ansor_lab import auto_scheduler, te, topi
 from ansor_lab.codegen.kernel_form import split_kernels
 from ansor_lab.dsl.reference import reference_outputs
 from ansor_lab.dsl.tensor import PlaceholderOp, Tensor
+from ansor_lab.ir import gpu
+from ansor_lab.ir.visitor import walk_stmts
 from ansor_lab.measure.workers import random_inputs
 from ansor_lab.schedule.lower import lower_state
 
@@ -104,9 +107,10 @@ def has_emulator() -> bool:
     return importlib.util.find_spec("ansor_lab.codegen.emulator") is not None
 
 
-def check_gpu_program(sch, hw, *, emulate: bool = True, seed: int = 0):
+def check_gpu_program(sch, hw, *, emulate: bool = True, serial: bool = True, seed: int = 0):
     """Lower ``sch``, cut it into kernels, check every stage runs in a kernel within the
-    limits of ``hw``, and (with the emulator) compare its outputs with the reference.
+    limits of ``hw``, compare its outputs with the reference with its thread loops run
+    serially on the CPU (``serial_oracle``) and, with the emulator, on the emulator.
     Returns the kernel program."""
     func = lower_state(sch.state, sch.args)
     program = split_kernels(func)
@@ -117,6 +121,11 @@ def check_gpu_program(sch, hw, *, emulate: bool = True, seed: int = 0):
     computed = {st.name for st in sch.state.compute_stages() if not st.is_inlined}
     in_kernels = {n for k in program.kernels for n in k.stage_names}
     assert computed <= in_kernels, (computed - in_kernels, str(sch.trace))
+    # run one thread after another, a cross-thread reduction's tree (which waits at
+    # barriers for the other threads' partials) computes nothing sensible: the serial
+    # oracle is for programs without barriers, the emulator for all
+    if serial and not any(gpu.is_barrier(s) for s in walk_stmts(func.body)):
+        serial_check(sch, seed)
     if emulate and has_emulator():
         from ansor_lab.codegen.emulator import emulate as run  # noqa: PLC0415 - optional piece
 

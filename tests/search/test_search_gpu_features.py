@@ -10,6 +10,7 @@ from workloads import make_task, matmul
 
 from ansor_lab import auto_scheduler, te, tir
 from ansor_lab.codegen.kernel_form import split_kernels
+from ansor_lab.measure.records import MeasureResult, save_records
 from ansor_lab.schedule.lower import lower_state
 from ansor_lab.search.features import FEATURE_NAMES
 from ansor_lab.search.gpu_features import GPU_FEATURE_NAMES, cuda_features, gpu_features
@@ -95,3 +96,21 @@ def test_tiled_matmul_features_read_its_kernel():
     # one kernel: the work-weighted mean is that kernel's row
     width = (len(names) - 1) // 2
     np.testing.assert_array_equal(g[1 : 1 + width], g[1 + width :])
+
+
+def test_a_cuda_log_teaches_the_model_and_resumes_with_gpu_features(tmp_path):
+    task = gpu_task("matmul")
+    params = {"population": 8, "generations": 1, "sample_init_min_population": 8}
+    policy = auto_scheduler.SketchPolicy(task, seed=0, verbose=0, params=params)
+    inputs = policy.next_batch(5)
+    results = [MeasureResult([1e-3 * (k + 1)]) for k in range(len(inputs))]
+    log = str(tmp_path / "gpu.json")
+    save_records(log, inputs, results)
+    model = auto_scheduler.RandomForestModel()
+    assert model.update_from_file(log, task) == 5
+    width = len(FEATURE_NAMES) + len(GPU_FEATURE_NAMES)
+    assert [len(f) for f in model.features] == [width] * 5
+    resumed = auto_scheduler.SketchPolicy(
+        task, seed=1, verbose=0, init_search_callbacks=[auto_scheduler.PreloadMeasuredStates(log)]
+    )
+    assert len(resumed.measured) == 5 and resumed.best_cost == 1e-3
