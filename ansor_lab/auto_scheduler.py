@@ -27,12 +27,14 @@ from .measure.records import (
     RecordMismatch,
     RecordToFile,
     best_records,
+    filter_records,
     load_best_record,
     load_records,
     merge_records,
     save_records,
 )
 from .search.cost_model import RandomForestModel, RandomModel, XGBModel, pairwise_accuracy
+from .search.emulated_runner import EmulatedRunner
 from .search.features import FEATURE_NAMES, program_features, store_features
 from .search.policy import PreloadMeasuredStates, SketchPolicy
 from .search.sketch import RULES, Sketch, generate_sketches
@@ -53,6 +55,7 @@ __all__ = [
     "LocalBuilder",
     "LocalRPCMeasureContext",
     "LocalRunner",
+    "EmulatedRunner",
     "ProgramBuilder",
     "ProgramRunner",
     "DaskBuilder",
@@ -64,6 +67,7 @@ __all__ = [
     "RecordMismatch",
     "RecordToFile",
     "best_records",
+    "filter_records",
     "load_best_record",
     "load_records",
     "merge_records",

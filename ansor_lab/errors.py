@@ -124,6 +124,11 @@ class GPUUnavailableError(AnsorLabError, RuntimeError):
     names what runs without one (``mod.emulate(...)``, ``auto_scheduler.EmulatedRunner()``)."""
 
 
+class MixedTimingError(RecordError):
+    """Records of one task mix estimated (emulated GPU) and measured costs, which are not
+    comparable; the message says how many of each and how to keep one kind."""
+
+
 class GPUEmulationError(KernelRuntimeError):
     """The GPU emulator met what a GPU would hit; says where: ``kernel`` (name), ``block``
     and ``thread`` ((x, y, z) tuples, None when it holds for every one), ``buffer`` (name

@@ -29,6 +29,7 @@ from ansor_lab.codegen.cuda_compile import compile_cuda, nvcc_path, nvrtc_availa
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "codegen"))
 from cuda_workloads import WORKLOADS, bind_flat  # noqa: E402
+from gpu_tuned_bench import tuned_section  # noqa: E402 - this directory: the tuned section
 
 
 def tutorial_conv2d():
@@ -127,7 +128,7 @@ def resource_usage(mods: dict, archs: list) -> list[dict]:
     return rows
 
 
-SECTIONS = {"compile": compile_times, "resources": resource_usage}
+SECTIONS = {"compile": compile_times, "resources": resource_usage, "tuned": tuned_section}
 
 
 def main(argv: list | None = None) -> None:
@@ -136,6 +137,7 @@ def main(argv: list | None = None) -> None:
     ap.add_argument("--arch", nargs="*", default=["sm_80"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", default="")
+    ap.add_argument("--trials", type=int, default=16, help="candidates per tuned workload")
     args = ap.parse_args(argv)
     mods = programs()
     results = {}
@@ -143,9 +145,11 @@ def main(argv: list | None = None) -> None:
         results["compile"] = compile_times(mods, args.arch, args.repeat)
     if "resources" in args.section:
         results["resources"] = resource_usage(mods, args.arch)
+    if "tuned" in args.section:
+        results["tuned"] = tuned_section(args.trials)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(results, f, indent=1, default=str)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,7 @@ def record_dict(inp: Any, res: Any) -> dict:
         "error_msg": res.error_msg,
         "all_cost": res.all_cost,
         "timestamp": res.timestamp,
+        **({"timing": "estimated"} if getattr(res, "estimated", False) else {}),
     }
 
 
@@ -93,10 +94,24 @@ def group(records: list) -> dict[tuple[str, str], list]:
     return out
 
 
-def best_of(records: list) -> tuple | None:
-    """The fastest successful record of a list, or None."""
-    ok = [(inp, res) for inp, res in records if res.error_no == 0 and res.costs]
+def best_of(records: list, estimated: bool | None = None) -> tuple | None:
+    """The fastest successful record of a list (of one timing kind when given), or None."""
+    ok = [
+        (inp, res)
+        for inp, res in records
+        if res.error_no == 0 and res.costs and estimated in (None, res.estimated)
+    ]
     return min(ok, key=lambda r: r[1].mean_cost) if ok else None
+
+
+def timing_counts(records: list) -> dict[str, int]:
+    """How many successful records were measured and how many estimated."""
+    counts: dict[str, int] = {}
+    for _, res in records:
+        if res.error_no == 0:
+            kind = "estimated" if res.estimated else "measured"
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def curve(values: list[float], width: int = 40) -> str:
@@ -122,7 +137,11 @@ def summarize(records: list) -> list[dict]:
             elif res.costs:
                 best = min(best, res.mean_cost)
             best_so_far.append(flop / best / 1e9 if math.isfinite(best) and best > 0 else 0.0)
-        found = best_of(recs)
+        kinds = timing_counts(recs)
+        # an estimate is never the best over a measurement: a mixed log shows the measured
+        found = best_of(recs, False if "measured" in kinds else None)
+        if found is not None and len(kinds) > 1:
+            best_so_far[-1] = flop / found[1].mean_cost / 1e9
         rows.append(
             {
                 "workload_key": key,
@@ -133,6 +152,8 @@ def summarize(records: list) -> list[dict]:
                 "best_gflops": best_so_far[-1] if found else None,
                 "flop_ct": flop,
                 "curve_gflops": best_so_far,
+                "timing": "mixed" if len(kinds) > 1 else next(iter(kinds), "measured"),
+                "timing_counts": kinds,
             }
         )
     return rows
@@ -151,9 +172,22 @@ def cmd_show(args: argparse.Namespace) -> int:
             if row["best_cost"] is None:
                 print("    best    none: every measurement failed")
             else:
+                how = {
+                    "estimated": " (estimated: the GPU model's time, checked on the emulator; "
+                    "not measured)",
+                    "mixed": " (of the measured records)",
+                }.get(row["timing"], "")
                 print(
-                    f"    best    {row['best_cost'] * 1e3:.4f} ms, {row['best_gflops']:.2f} GFLOPS"
+                    f"    best    {row['best_cost'] * 1e3:.4f} ms, "
+                    f"{row['best_gflops']:.2f} GFLOPS{how}"
                 )
+                if row["timing"] == "mixed":
+                    c = row["timing_counts"]
+                    print(
+                        f"    timing  MIXED: {c['measured']} measured and {c['estimated']} "
+                        "estimated records, not comparable; split them with "
+                        "auto_scheduler.filter_records(log, new_log, estimated=...)"
+                    )
                 print(f"    curve   |{curve(row['curve_gflops'])}| best-so-far GFLOPS by trial")
     return 0 if all(r["best_cost"] is not None for r in rows) else 1
 
@@ -170,7 +204,12 @@ def cmd_distill(args: argparse.Namespace) -> int:
     """Write the best record of each (workload, target) of a log to ``-o``."""
     records = read_log(args.log)
     _check_output(args.output, [args.log])
-    kept = [b for recs in group(records).values() if (b := best_of(recs)) is not None]
+    kept = [  # the best of each timing kind: an estimate never replaces a measurement
+        b
+        for recs in group(records).values()
+        for kind in (False, True)
+        if (b := best_of(recs, kind)) is not None
+    ]
     with open(args.output, "w") as f:
         for inp, res in kept:
             f.write(json.dumps(record_dict(inp, res), separators=(",", ":")) + "\n")

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnsorLabError, CommandLineError
-from .logs import best_of, check_log, fmt_seconds, group, read_log, record_dict
+from ..measure.timing import mix_message
+from .logs import best_of, check_log, fmt_seconds, group, read_log, record_dict, timing_counts
 
 
 def add_parsers(sub: Any) -> None:
@@ -48,6 +49,9 @@ def choose(records: list, which: str | None) -> tuple:
             f"the log holds {len(groups)} workloads; pick one with --workload (a number or "
             f"part of the key): {names}"
         )
+    kinds = timing_counts(groups[0][1])
+    if len(kinds) > 1:
+        raise CommandLineError(mix_message(groups[0][0][0], kinds, "the log", "export"))
     best = best_of(groups[0][1])
     if best is None:
         raise CommandLineError(

@@ -45,6 +45,7 @@ class _Snapshot:
     elapsed: float
     finished: bool
     stop_requested: bool
+    estimated: bool = False  # the costs are estimates (EmulatedRunner), not measurements
 
 
 class TuneView:
@@ -62,6 +63,8 @@ class TuneView:
         )
         if len(self.tasks) > 1:
             best_txt = "best " + ", ".join(f"{g:.3g}" for g in s.best_gflops) + " GFLOPS"
+        if s.estimated:  # never shown as if measured
+            best_txt += " estimated (GPU model, checked on the emulator)"
         if s.finished:
             how = (
                 "failed"

@@ -118,6 +118,7 @@ class TuneWidget(TuneView):
         self._best_cost = [math.inf] * n
         self._best_trace: list = [None] * n
         self._best_task: int | None = None
+        self._estimated = False  # some costs are the GPU model's estimates (EmulatedRunner)
         self._code_version = 0
         self._model_rounds: list = []
         self._start = time.perf_counter()
@@ -263,6 +264,7 @@ class TuneWidget(TuneView):
                     self._errors += 1
                     continue
                 cost = res.mean_cost
+                self._estimated |= bool(getattr(res, "estimated", False))
                 g = flop / cost / 1e9 if cost > 0 else 0.0
                 self._points[k].append((self._total, g))
                 if cost < self._best_cost[k]:
@@ -309,6 +311,7 @@ class TuneWidget(TuneView):
                 end - self._start,
                 self._finished,
                 self._stop_requested,
+                self._estimated,
             )
 
     # -- the view (the UI thread) ---------------------------------------------------

@@ -37,8 +37,14 @@ def build_cuda_candidate(func: Any, target: Any, start: float) -> dict:
         mod = build_cuda(func, target)
     except AnsorLabError as err:
         return error(ErrorNo.INSTANTIATION_ERROR, str(err))
+    from ..codegen.cuda_compile import available_compilers  # noqa: PLC0415
+
+    compiled = None
     try:
-        compiled = mod.compiled
+        # no CUDA compiler here (Binder, a laptop): the source is still checked on the GPU
+        # emulator (EmulatedRunner), which needs no cubin; a GPU runner compiles it there
+        if available_compilers():
+            compiled = mod.compiled
     except GPUScheduleError as err:  # over the target's registers or shared memory
         return error(ErrorNo.INSTANTIATION_ERROR, str(err))
     except CodegenError as err:
@@ -49,12 +55,12 @@ def build_cuda_candidate(func: Any, target: Any, start: float) -> dict:
     obj = {
         "cuda": True,
         "source": mod.source,
-        "cubin": compiled.cubin,
+        "cubin": compiled.cubin if compiled is not None else None,
         "arch": target.arch,
         "launches": plan.launches,
         "temporaries": plan.temporaries,
         "params": plan.params,
-        "resources": {k: v.registers for k, v in compiled.resources.items()},
+        "resources": ({k: v.registers for k, v in compiled.resources.items()} if compiled else {}),
     }
     return {
         "error_no": 0,
@@ -91,7 +97,7 @@ def run_cuda_candidate(state: Any, msg: dict) -> dict:
     try:
         arch = device_arch(0)
         cubin = obj["cubin"]
-        if arch != obj["arch"]:  # a cubin loads only on its own arch
+        if cubin is None or arch != obj["arch"]:  # a cubin loads only on its own arch
             cubin = compile_cuda(obj["source"], arch, "auto").cubin
         executor = GPUExecutor(cubin, obj["launches"], obj["temporaries"], obj["params"])
         arrays = [a.copy() for a in state.arrays]

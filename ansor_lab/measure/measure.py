@@ -18,15 +18,24 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..codegen.target import Target
 from ..dsl.tensor import PlaceholderOp
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
+from .preflight import require_gpu, wrong_device
 from .record_check import MAX_COST_S, MIN_COST_S
 from .records import ErrorNo, MeasureInput, MeasureResult
 
 
 @dataclass
 class BuildResult:
-    """An object file (or the error) for one candidate."""
+    """An object file (or the error) for one candidate.
+
+    ``target`` is the target it was built for (a CPU object file for "llvm ...", the
+    checked kernel form — with CUDA C and a cubin where a compiler is installed — for
+    "cuda ..."): a runner refuses a build for a target it cannot run, and the measurer
+    refuses a result whose build was not for the task's target. ``payload`` is what was
+    built (DAG, trace, target), for runners that rebuild the program (the GPU emulator).
+    """
 
     obj: bytes | None
     entry: str
@@ -34,6 +43,10 @@ class BuildResult:
     error_no: int
     error_msg: str
     time_cost: float
+    target: str = ""
+    payload: dict | None = None
+    source: str = ""
+    resources: Any = None
 
 
 class ProgramBuilder:
@@ -131,8 +144,12 @@ class LocalBuilder(ProgramBuilder):
                 r["error_no"],
                 r.get("error_msg", ""),
                 r.get("time", 0.0),
+                r.get("target", p["target"]),
+                p,
+                r.get("source", ""),
+                r.get("resources"),
             )
-            for r in results
+            for r, p in zip(results, payloads)
         ]
 
     def close(self) -> None:
@@ -147,7 +164,15 @@ def _build_error(kind: ErrorNo, msg: str) -> dict:
 
 
 class LocalRunner(ProgramRunner):
-    """Run built candidates in an isolated process with a timeout (TVM's arguments)."""
+    """Run built candidates in an isolated process with a timeout (TVM's arguments).
+
+    It times on the device of the task's target: this CPU for "llvm", a CUDA GPU (with
+    pycuda) for "cuda". Without a usable GPU a CUDA task is refused before any work
+    (GPUUnavailableError naming ``auto_scheduler.EmulatedRunner()``).
+    """
+
+    timing = "measured"
+    device_kinds = ("llvm", "cuda")
 
     def __init__(
         self,
@@ -314,6 +339,11 @@ class LocalRPCMeasureContext:
         enable_cpu_cache_flush: bool = False,
         device: int = 0,
     ) -> None:
+        # It does not know the task yet (TVM's signature): inside `with Target("cuda"):`
+        # a GPU is needed now; otherwise ``task.tune`` checks before any work is done.
+        current = Target.current()
+        if current is not None and current.kind == "cuda":
+            require_gpu("LocalRPCMeasureContext")
         self.runner = LocalRunner(
             timeout, number, repeat, min_repeat_ms, cooldown_interval, enable_cpu_cache_flush
         )
@@ -369,7 +399,7 @@ class ProgramMeasurer:
 
         def finished(k: int, reply: dict) -> None:
             now = time.perf_counter()
-            res = _result(builds[k], reply, build_share + now - clock[0])
+            res = _result(builds[k], reply, build_share + now - clock[0], task.target)
             clock[0] = now
             results.append(res)
             for cb in streaming:
@@ -393,16 +423,24 @@ class ProgramMeasurer:
         self.runner.close()
 
 
-def _result(build: BuildResult, reply: dict, wall: float) -> MeasureResult:
-    """A runner's reply as a MeasureResult; costs no kernel can take become an error."""
+def _result(build: BuildResult, reply: dict, wall: float, target: Any) -> MeasureResult:
+    """A runner's reply as a MeasureResult; costs no kernel can take become an error, and
+    so do costs of a build for another target or timed on another kind of device."""
     costs = list(reply.get("costs", []))
     error_no, error_msg = int(reply["error_no"]), reply.get("error_msg", "")
+    if error_no == 0:
+        wrong = wrong_device(build, reply, target)
+        if wrong:
+            error_no, error_msg, costs = int(ErrorNo.RUNTIME_DEVICE), wrong, []
     if error_no == 0 and not (costs and all(MIN_COST_S <= c <= MAX_COST_S for c in costs)):
         error_no = int(ErrorNo.RUNTIME_DEVICE)
         error_msg = f"the timer returned implausible costs {costs[:4]} s"
         costs = []
     machine = reply.get("machine")  # which machine measured it (Dask workers say so)
-    return MeasureResult(costs, error_no, error_msg, build.time_cost + wall, machine=machine)
+    estimated = bool(reply.get("estimated")) and error_no == 0
+    return MeasureResult(
+        costs, error_no, error_msg, build.time_cost + wall, machine=machine, estimated=estimated
+    )
 
 
 def _is_input(t: Any) -> bool:

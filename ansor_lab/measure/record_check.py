@@ -135,6 +135,8 @@ def check_record(rec: Any) -> None:
         raise RecordError(f"field 'decisions' is a {type(decisions).__name__}, not a list")
     if not isinstance(rec.get("error_msg", ""), str):
         raise RecordError("field 'error_msg' is not a string")
+    if rec.get("timing", "measured") not in ("measured", "estimated"):
+        raise RecordError(f"field 'timing' is {rec.get('timing')!r}, not 'measured'/'estimated'")
     for name in ("flop_ct", "all_cost", "timestamp"):
         _finite(rec, name)
     check_shapes(rec["dag"])

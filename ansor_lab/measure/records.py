@@ -29,6 +29,7 @@ from ..codegen.target import as_target, host_cpu
 from ..errors import AnsorLabError, LogFileError, RecordError, RecordWarning, ScheduleError
 from ..schedule.trace import Trace
 from .record_check import MAX_LINE_BYTES, check_record, parse_line
+from .timing import ESTIMATED, check_one_timing
 
 try:
     import fcntl
@@ -100,6 +101,9 @@ class MeasureResult:
     all_cost: float = 0.0  # build + run wall time, seconds
     timestamp: float = field(default_factory=time.time)
     machine: dict | None = None  # where it was measured (hardware.machine_info), if known
+    # True: the cost is the analytic GPU model's estimate of a candidate checked on the GPU
+    # emulator (EmulatedRunner), not a time measured on hardware (measure/timing.py)
+    estimated: bool = False
 
     @property
     def mean_cost(self) -> float:
@@ -153,6 +157,8 @@ def encode(inp: MeasureInput, res: MeasureResult) -> str:
     }
     if res.machine:  # optional: older records have none
         rec["machine"] = res.machine
+    if res.estimated:  # optional: a record without it was measured (older logs included)
+        rec["timing"] = ESTIMATED
     return json.dumps(rec, separators=(",", ":"))
 
 
@@ -204,6 +210,7 @@ def decode(line: str) -> tuple[RecordInput, MeasureResult]:
         float(rec.get("all_cost", 0.0)),
         float(rec.get("timestamp", 0.0)),
         rec["machine"] if isinstance(rec.get("machine"), dict) else None,
+        rec.get("timing") == ESTIMATED,
     )
     return inp, res
 
@@ -324,6 +331,22 @@ class RecordToFile:
             os.close(fd)
 
 
+def filter_records(filename: str, dest: str, estimated: bool) -> int:
+    """Append to ``dest`` the records of ``filename`` whose costs were estimated
+    (``estimated=True``: EmulatedRunner) or measured (False); returns how many.
+
+    The way out of a MixedTimingError: one log per kind of cost. Failed records are kept
+    with either kind (they hold no cost). Bad lines are skipped with a warning.
+    """
+    lines = [
+        line
+        for _, line, _, res in _records_with_lines(str(filename))
+        if res.error_no != 0 or res.estimated == bool(estimated)
+    ]
+    append_lines(str(dest), lines)
+    return len(lines)
+
+
 def save_records(filename: str, inputs: list, results: list) -> None:
     """Append measured pairs to a log (what RecordToFile does)."""
     RecordToFile(filename).callback(None, inputs, results)
@@ -435,6 +458,7 @@ def task_records(
     near: dict[str, int] = {}
     keys: dict[str, RecordKey] = {}
     want = RecordKey.of(task) if task is not None else None
+    kept = []
     for inp, res in load_records(filename):
         if task is not None:
             if inp.workload_key != task.workload_key:
@@ -452,7 +476,10 @@ def task_records(
             for r in reasons:
                 near[r] = near.get(r, 0) + 1
             continue
-        yield inp, res
+        kept.append((inp, res))
+    # estimated and measured costs of one task are not comparable: refuse before any is used
+    check_one_timing(kept, filename, who)
+    yield from kept
     if near:
         which = f"workload {task.workload_key}" if task is not None else "its log"
         warnings.warn(
@@ -489,6 +516,7 @@ def load_best_record(
     near: dict[str, int] = {}
     others: dict[str, int] = {}  # workload keys of the records that are for other workloads
     total = 0
+    applying = []  # the successful records that apply, checked for a timing mix
     for inp, res in load_records(filename):
         total += 1
         if (
@@ -506,8 +534,10 @@ def load_best_record(
         if res.error_no != 0:
             near["only failed measurements"] = near.get("only failed measurements", 0) + 1
             continue
+        applying.append((inp, res))
         if best is None or res.mean_cost < best[1].mean_cost:
             best = (inp, res)
+    check_one_timing(applying, filename, "apply_best")
     if best is None:
         if not total:
             raise RecordMismatch(f"{filename} holds no records (tune the task first)")

@@ -58,6 +58,7 @@ def build_worker(payload: dict) -> dict:
 
             return build_cuda_candidate(func, target, start)
         func = prepare(func, target)  # the same pipeline as tvm.build
+        params = [(b.name, list(b.shape), b.dtype) for b in func.params]
         options = CodegenOptions(num_threads=int(payload["num_threads"]))
         obj = emit_object(func, target, options)
     except Exception:  # noqa: BLE001
@@ -66,13 +67,13 @@ def build_worker(payload: dict) -> dict:
             "error_msg": traceback.format_exc(limit=8),
             "time": time.perf_counter() - start,
         }
-    params = [(b.name, list(b.shape), b.dtype) for b in func.params]
     return {
         "error_no": 0,
         "error_msg": "",
         "obj": obj,
         "entry": func.name,
         "params": params,
+        "target": str(target),
         "time": time.perf_counter() - start,
     }
 
@@ -142,7 +143,8 @@ def _run(state: _RunnerState, msg: dict) -> dict:
     if isinstance(msg["obj"], dict) and msg["obj"].get("cuda"):
         from .cuda_worker import run_cuda_candidate
 
-        return run_cuda_candidate(state, msg)
+        # timed on the GPU: the measurer records only replies from the task's kind of device
+        return {**run_cuda_candidate(state, msg), "device": "cuda"}
     loaded = load_object(msg["obj"], msg["entry"], state.target)
     n = len(state.arrays)
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n))(loaded.entry_address)
@@ -196,6 +198,16 @@ def _run(state: _RunnerState, msg: dict) -> dict:
 
 
 _STATE = _RunnerState()
+_EMU = None  # the GPU emulator's state (emulate_worker.EmulatorState), made on first use
+
+
+def _emu_state():
+    global _EMU
+    if _EMU is None:
+        from .emulate_worker import EmulatorState
+
+        _EMU = EmulatorState()
+    return _EMU
 
 
 def handle(msg: dict) -> dict | None:
@@ -211,6 +223,14 @@ def handle(msg: dict) -> dict | None:
             return {"error_no": 0}
         if kind == "run":
             return _run(_STATE, msg)
+        if kind == "emu_setup":
+            from . import emulate_worker
+
+            return emulate_worker.setup(_emu_state(), msg)
+        if kind == "emulate":
+            from . import emulate_worker
+
+            return emulate_worker.check(_emu_state(), msg)
         if kind == "ping":
             return {"error_no": 0, "pid": __import__("os").getpid()}
         return {"error_no": int(ErrorNo.UNKNOWN_ERROR), "error_msg": f"unknown request {kind}"}

@@ -18,8 +18,10 @@ import numpy as np
 from ..codegen.target import Target
 from ..errors import AnsorLabError
 from ..measure.records import task_records
+from ..measure.timing import TimingGuard
 from ..schedule.lower import lower_state
 from .features import program_features
+from .gpu_features import cuda_features
 
 
 class CostModel:
@@ -41,6 +43,17 @@ class CostModel:
     def num_samples(self) -> int:
         """How many measurements the model has learned from."""
         return 0
+
+    def note_timing(self, groups: Sequence[str], estimated: Sequence[bool], who: str) -> None:
+        """Refuse (MixedTimingError) to learn estimated and measured costs of one task.
+
+        Called before ``update`` by the search policy and ``update_from_file``: an estimate
+        (EmulatedRunner) and a measurement are not comparable, and a model fed both learns
+        the gap between them instead of the gap between programs.
+        """
+        guard = self.__dict__.setdefault("_timings", TimingGuard())
+        for g, e in zip(groups, estimated):
+            guard.note(g, bool(e), "the cost model", who)
 
     @property
     def ready(self) -> bool:
@@ -178,19 +191,31 @@ class RandomForestModel(CostModel):
         # task -> tune -> policy -> this module: the cycle is why this import is here
         from .task import schedule_from_record  # noqa: PLC0415
 
-        feats, costs, groups = [], [], []
+        feats, costs, groups, estimated = [], [], [], []
         for inp, res in task_records(file_name, task, "update_from_file"):
             try:
                 sch = schedule_from_record(inp)
             except Exception:  # noqa: BLE001 - a record of another version: skip it
                 continue
 
-            func = lower_state(sch.state, sch.args, simplify=False)
             target = Target(inp.target)
-            feats.append(program_features(func, target.vector_bytes, target.num_cores))
+            if target.kind == "cuda":  # the features the policy computes for a CUDA task
+                from .task import HardwareParams  # noqa: PLC0415 - the same cycle as above
+
+                hw = HardwareParams.from_target(target)
+                f, _, _ = cuda_features(sch.state, sch.args, hw, target)
+                if f is None:
+                    continue
+                feats.append(f)
+            else:
+                func = lower_state(sch.state, sch.args, simplify=False)
+                feats.append(program_features(func, target.vector_bytes, target.num_cores))
             costs.append(res.mean_cost if res.error_no == 0 else float("inf"))
             groups.append(inp.workload_key)
+            estimated.append(res.estimated)
         if feats:
+            ok = [k for k, c in enumerate(costs) if c != float("inf")]  # failures carry no cost
+            self.note_timing([groups[k] for k in ok], [estimated[k] for k in ok], file_name)
             self.update(feats, costs, groups)
         return len(feats)
 

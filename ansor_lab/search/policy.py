@@ -3,6 +3,11 @@
 Each phase is callable alone, as a course needs: ``policy.generate_sketches()``,
 ``policy.sample_initial_population()``, ``policy.evolutionary_search(population, n)``,
 and ``policy.next_batch(n)`` which chains them and picks what to measure next.
+
+A task whose target is CUDA gets Ansor's GPU rules, annotation and post-processing
+(``gpu_sketch``, ``gpu_postproc``); each of its candidates is checked against the
+target's limits (``gpu_check``) and one that breaks them is dropped and counted in
+``invalid_counts``, never measured; its features gain the GPU terms (``gpu_features``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from ..measure.records import MeasureInput, MeasureResult, task_records
 from ..schedule.lower import lower_state
 from .cost_model import CostModel, RandomForestModel
 from .features import program_features
+from .gpu_features import cuda_features
+from .gpu_postproc import apply_gpu_postproc
+from .gpu_sketch import annotate_gpu, gpu_rules
+from .postproc import apply_postproc
 from .sketch import Sketch, annotate_sampling, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -79,8 +88,17 @@ class SketchPolicy:
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.rng = random.Random(self.seed)
         self.verbose = verbose
+        self.is_gpu = getattr(getattr(task, "target", None), "kind", "llvm") == "cuda"
+        # candidates dropped as invalid (over the target's limits, refused by lowering or
+        # by replay), by reason: never measured, never a crash
+        self.invalid_counts: Counter = Counter()
         self.sketches = self.generate_sketches()
-        self.space = SearchSpace(self.sketches, task.make_schedule, seed=self.seed)
+        self.space = SearchSpace(
+            self.sketches,
+            task.make_schedule,
+            seed=self.seed,
+            postproc=apply_gpu_postproc if self.is_gpu else apply_postproc,
+        )
         self.measured: dict = {}  # candidate key -> mean cost (inf for errors)
         self.measured_candidates: list[tuple[float, Candidate]] = []
         self._features: OrderedDict = OrderedDict()
@@ -97,13 +115,21 @@ class SketchPolicy:
     # -- phase 1: sketches ------------------------------------------------------------
     def generate_sketches(self, print_for_debug: bool = False) -> list[Sketch]:
         """The task's sketches (program structures with open decisions)."""
-        cores = self.task.hardware_params.num_cores
+        hw = self.task.hardware_params
         self.dropped_sketches: Counter = Counter()
-        sketches = generate_sketches(
-            lambda: self.task.make_schedule(seed=0),
-            annotate=lambda sch: annotate_sampling(sch, cores),
-            dropped=self.dropped_sketches,
-        )
+        if self.is_gpu:  # Ansor's GPU rules and annotation, within the target's limits
+            sketches = generate_sketches(
+                lambda: self.task.make_schedule(seed=0),
+                rules=gpu_rules(hw.max_threads_per_block, hw.warp_size),
+                annotate=lambda sch: annotate_gpu(sch, hw.max_threads_per_block),
+                dropped=self.dropped_sketches,
+            )
+        else:
+            sketches = generate_sketches(
+                lambda: self.task.make_schedule(seed=0),
+                annotate=lambda sch: annotate_sampling(sch, hw.num_cores),
+                dropped=self.dropped_sketches,
+            )
         if self.dropped_sketches and self.verbose >= 1:
             print(f"sketch generation dropped {_describe(self.dropped_sketches)}")
         if print_for_debug:
@@ -131,23 +157,31 @@ class SketchPolicy:
             tries += 1
             r = self.space.sample()
             if r is None:
+                self.invalid_counts["replay"] += 1
                 continue
             cand, sch = r
-            self._remember(cand, sch)
+            if self._remember(cand, sch) is None and self.is_gpu:
+                continue  # over the GPU's limits (counted in invalid_counts)
             out.append(cand)
         return out
 
     def _remember(self, cand: Candidate, sch: Any) -> np.ndarray | None:
         key = cand.key
         if key not in self._features:
-            try:
-                func = lower_state(sch.state, sch.args, simplify=False, check=False)
-                hw = self.task.hardware_params
-                feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
-                self._priors[key] = float(feats[-1])  # the analytic prior's score
-            except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
-                self.space.invalid[f"lower: {type(e).__name__}"] += 1
-                feats = None
+            hw = self.task.hardware_params
+            if self.is_gpu:
+                feats, problems, prior = cuda_features(sch.state, sch.args, hw, self.task.target)
+                if problems:
+                    self.invalid_counts[_reason(problems[0])] += 1
+                self._priors[key] = prior
+            else:
+                try:
+                    func = lower_state(sch.state, sch.args, simplify=False, check=False)
+                    feats = program_features(func, hw.vector_unit_bytes, hw.num_cores)
+                    self._priors[key] = float(feats[-1])  # the analytic prior's score
+                except Exception as e:  # noqa: BLE001 - counted by class: a bug shows
+                    self.space.invalid[f"lower: {type(e).__name__}"] += 1
+                    feats = None
             self._features[key] = feats
             self._traces[key] = sch.trace.as_json()
             while len(self._features) > 20000:
@@ -163,6 +197,7 @@ class SketchPolicy:
         sch = self.space.try_schedule(cand)
         if sch is None:  # counted in space.invalid
             self._features[cand.key] = None
+            self.invalid_counts["replay"] += 1
             return None
         return self._remember(cand, sch)
 
@@ -268,7 +303,8 @@ class SketchPolicy:
             if r is None:
                 continue
             cand, sch = r
-            self._remember(cand, sch)
+            if self._remember(cand, sch) is None and self.is_gpu:
+                continue
             if cand.key not in seen:
                 chosen.append(cand)
                 seen.add(cand.key)
@@ -351,6 +387,10 @@ class SketchPolicy:
         """Record measurements and retrain the cost model."""
         start = time.perf_counter()
         feats, costs = [], []
+        note = getattr(self.model, "note_timing", None)  # a user's model may not have it
+        if note is not None:
+            good = [r for r in results if r.error_no == 0]
+            note([self.task.workload_key] * len(good), [r.estimated for r in good], "tuning")
         for inp, res in zip(inputs, results):
             cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None else None
             cost = res.mean_cost
@@ -379,7 +419,12 @@ class SketchPolicy:
         n = 0
         feats, costs = [], []
         unknown_sketch = 0
-        for inp, res in task_records(filename, self.task, "PreloadMeasuredStates"):
+        records = list(task_records(filename, self.task, "PreloadMeasuredStates"))
+        note = getattr(self.model, "note_timing", None)
+        if note is not None:
+            good = [r for _, r in records if r.error_no == 0]
+            note([self.task.workload_key] * len(good), [r.estimated for r in good], filename)
+        for inp, res in records:
             if inp.sketch is None:
                 continue
             if inp.sketch >= len(self.sketches):
@@ -414,3 +459,21 @@ def _describe(counts: Counter) -> str:
     """``"3 (annotate: ScheduleError 2, sketch: LoweringError 1)"``."""
     parts = ", ".join(f"{k} {v}" for k, v in counts.most_common())
     return f"{sum(counts.values())} ({parts})"
+
+
+def _reason(problem: str) -> str:
+    """The kind of a GPU check's problem, for ``SketchPolicy.invalid_counts``."""
+    for key in (
+        "threads per block",
+        "virtual threads",
+        "shared bytes",
+        "local bytes",
+        "global buffers",
+        "extent",
+        "lowering",
+        "kernels",
+        "verify",
+    ):
+        if key in problem:
+            return key
+    return "other"

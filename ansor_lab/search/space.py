@@ -42,10 +42,16 @@ class SearchSpace:
     """The sketches of one task, and how to turn candidates into schedules."""
 
     def __init__(
-        self, sketches: list[Sketch], make_schedule: Callable[[], Schedule], seed: int | None = None
+        self,
+        sketches: list[Sketch],
+        make_schedule: Callable[[], Schedule],
+        seed: int | None = None,
+        postproc: Callable[[Schedule], None] = apply_postproc,
     ) -> None:
         self.sketches = sketches
         self.make_schedule = make_schedule
+        self.postproc = postproc  # the CPU's, or gpu_postproc.apply_gpu_postproc
+        self.replay_failures = 0  # sampled decisions the schedule refused
         self.rng = random.Random(seed)
         #: candidates found invalid and dropped, by ``"<where>: <ErrorClass>"`` (a sampled
         #: decision that does not fit never ends a search: it costs one candidate; a class
@@ -69,7 +75,7 @@ class SearchSpace:
         overrides = dict(zip(self._sampling[cand.sketch], cand.decisions))
         data.apply_to_schedule(sch, decisions=overrides)
         if postproc:
-            apply_postproc(sch)
+            self.postproc(sch)
         return sch
 
     def try_schedule(self, cand: Candidate, where: str = "replay") -> Schedule | None:
@@ -96,9 +102,10 @@ class SearchSpace:
         try:
             data.apply_to_schedule(sch, decisions={i: None for i in self._sampling[k]})
             cand = Candidate(k, self._read_decisions(k, sch))
-            apply_postproc(sch)
+            self.postproc(sch)
         except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             self.invalid[f"sample: {type(e).__name__}"] += 1
+            self.replay_failures += 1
             return None
         return cand, sch
 

@@ -14,6 +14,7 @@ from ..dsl.serialize import dag_to_json, structure_hash
 from ..dsl.tensor import Tensor
 from ..errors import TaskError
 from ..measure.records import load_best_record
+from ..measure.timing import estimated_note
 from ..measure.workers import rebuild_schedule
 from ..runtime.build import build
 from ..schedule.create import create_prim_func
@@ -163,35 +164,49 @@ class SearchTask:
         Build it with ``tvm.build(sch, args, target)``.
         """
 
-        inp, _ = load_best_record(log_file, self)
-        sch = self.make_schedule()
+        sch, args, _ = self._best(log_file)
+        return sch, args
 
+    def _best(self, log_file: str) -> tuple:
+        inp, res = load_best_record(log_file, self)
+        sch = self.make_schedule()
         Trace.from_json(inp.trace).apply_to_schedule(sch)
-        return sch, list(self.args)
+        return sch, list(self.args), res
 
     def print_best(self, log_file: str, print_mode: str = "schedule") -> str:
         """The best program as text: its trace as Python, its IR or its source.
 
         As in TVM it returns the text (``print(task.print_best(log))``); a notebook cell that
-        ends with the call shows it as text, not as a quoted string.
+        ends with the call shows it as text, not as a quoted string. The best of an
+        estimated log (``EmulatedRunner``) starts with a comment saying its time is the
+        analytic model's estimate, not a measurement.
         """
-        sch, args = self.apply_best(log_file)
+        sch, args, res = self._best(log_file)
+        comment = "//" if print_mode in ("cuda", "source", "ll") else "#"
         if print_mode == "schedule":
             text = str(sch.trace)
         elif print_mode in ("tir", "ir"):
             text = sch.mod.script()
         elif print_mode in ("cuda", "source", "ll"):
-            if print_mode == "cuda" and self.target.kind != "cuda":
+            cuda = self.target.kind == "cuda"
+            if print_mode == "cuda" and not cuda:
                 raise TaskError(
                     "print_mode='cuda' needs a CUDA target; this task targets "
                     f"{self.target}; use 'll' for LLVM IR"
                 )
-
-            text = build(sch, args, self.target).get_source("ll")
+            if print_mode == "ll" and cuda:
+                raise TaskError(
+                    f"print_mode='ll' prints LLVM IR of a CPU task; this task targets "
+                    f"{self.target}: use print_mode='cuda'"
+                )
+            comment = "//" if cuda else ";"
+            text = build(sch, args, self.target).get_source("cuda" if cuda else "ll")
         else:
             raise TaskError(
                 f"unknown print_mode {print_mode!r}; use 'schedule', 'tir' or 'cuda'/'ll'"
             )
+        if res.estimated:
+            text = f"{comment} {estimated_note(res.mean_cost)}\n{text}"
         return ProgramText(text)
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ from ..measure.measure import (
 )
 from .cost_model import RandomForestModel
 from .policy import PreloadMeasuredStates, SketchPolicy
+from .preflight import preflight
 from .task import TaskError
 from .tune import TuneSession
 
@@ -106,6 +107,8 @@ class TaskScheduler:
         runner = getattr(tune_option.runner, "runner", tune_option.runner)
         if not isinstance(runner, ProgramRunner):
             runner = LocalRunner()
+        for t in self.tasks:  # before any work: every task's target must be timeable
+            preflight(t, runner, tune_option, None)
         if tune_option.check_correctness:  # as TuneSession does for a single task
             runner.check_correctness = True
         init_cbs = [PreloadMeasuredStates(self.load_log_file)] if self.load_log_file else []

@@ -24,6 +24,7 @@ from ..measure.measure import (
 from ..measure.records import MeasureInput, MeasureResult, RecordMismatch
 from ..schedule.trace import Trace
 from .policy import SketchPolicy
+from .preflight import preflight
 from .space import freeze
 
 
@@ -154,18 +155,20 @@ class TuneSession:
 
         self.task = task
         self.options = options
-        self.policy = policy or SketchPolicy(task, verbose=options.verbose)
         if measurer is None:
-            builder = (
-                options.builder if isinstance(options.builder, ProgramBuilder) else LocalBuilder()
-            )
             runner = getattr(options.runner, "runner", options.runner)
             if not isinstance(runner, ProgramRunner):
                 runner = LocalRunner()
+            # before any work: a runner that cannot time this target is refused now
+            preflight(task, runner, options, policy)
+            builder = (
+                options.builder if isinstance(options.builder, ProgramBuilder) else LocalBuilder()
+            )
             if options.check_correctness:
                 runner.check_correctness = True
             threads = options.num_threads or task.hardware_params.num_cores
             measurer = ProgramMeasurer(builder, runner, options.measure_callbacks, threads)
+        self.policy = policy or SketchPolicy(task, verbose=options.verbose)
         self.measurer = measurer
         self.callbacks = list(options.callbacks or [])
         self.stats = TuneStats(budget=options.num_measure_trials)

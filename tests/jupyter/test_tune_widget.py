@@ -214,3 +214,17 @@ def test_updates_are_throttled():
     assert _CountingWidget.refreshes <= math.ceil(elapsed / 0.5) + 3
     assert len(w.fig.data[1].y) == 200 and w.progress.value == 200
     assert w.fig.data[0].y[-1] == pytest.approx(task.flop_ct / 1e-5 / 1e9)
+
+
+def test_estimated_costs_are_labelled_as_such():
+    task = _task()
+    options = auto_scheduler.TuningOptions(num_measure_trials=4, verbose=0)
+    w = TuneWidget(
+        [task], 4, options, policy_params=None, search_policy=None, strategy="gradient",
+        task_weights=None, mode="text", update_interval=0.5, code_interval=2.0, seed=None,
+    )  # fmt: skip
+    w._on_batch(task, [MeasureResult([1e-5])], None)
+    assert "estimated" not in w._status_text(w._snapshot())
+    w._on_batch(task, [MeasureResult([2e-5], estimated=True)], None)
+    text = w._status_text(w._snapshot())
+    assert "GFLOPS" in text and "estimated (GPU model, checked on the emulator)" in text

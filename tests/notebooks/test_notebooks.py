@@ -135,6 +135,28 @@ def check_04(text: str) -> None:
     assert " [[ 0  0  0  0  1  1  1  1]" in text  # vectorize 4: lanes share a step
 
 
+def check_05(text: str) -> None:
+    """Content of 05_gpu_scheduling: every hand step correct on the emulator with an
+    estimated time, the thread map, float4 loads, and the emulated conv2d tuning."""
+    steps = ("1 bind", "2 shared tiles", "3 local accumulation", "4 vectorized loads")
+    for label in steps:
+        assert f"{label}: correct on the GPU emulator: True" in text
+    times = {
+        label: float(re.search(rf"{label}: ([0-9.]+) us estimated", text).group(1))
+        for label in steps
+    }
+    # the model's direction: shared tiles and register tiles each make it faster
+    assert times["1 bind"] > times["2 shared tiles"] > times["3 local accumulation"]
+    assert "__global__" in text and "T.tvm_storage_sync" in text
+    assert "C: 65536 elements computed by 64 blocks of 256 threads" in text
+    assert "block 0 fetches 8192 elements of A into shared memory in 8 step(s)" in text
+    assert "float4 loads: True" in text
+    m = re.search(r"(\d+) candidates, (\d+) correct on the emulator, all estimated: True", text)
+    assert m and int(m.group(1)) == 6 and int(m.group(2)) >= 1, m
+    assert re.search(r"best: [0-9.]+ ms estimated, [0-9.]+ GFLOPS estimated", text)
+    assert "// estimated " in text  # print_best marks the estimate
+
+
 def check_00(text: str) -> None:
     """00_why_scheduling: five correct programs far apart, the hierarchy, the roofline."""
     assert text.count("(correct)") == 5
@@ -191,6 +213,7 @@ CHECKS = {
     "02_manual_scheduling.ipynb": check_02,
     "03_auto_scheduling.ipynb": check_03,
     "04_reading_the_search.ipynb": check_04,
+    "05_gpu_scheduling.ipynb": check_05,
 }
 
 
