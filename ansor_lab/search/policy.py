@@ -28,6 +28,7 @@ from .features import program_features
 from .gpu_features import cuda_features
 from .gpu_postproc import apply_gpu_postproc
 from .gpu_sketch import annotate_gpu, gpu_rules
+from .partial_schedule import as_partial_schedule, starting_schedule
 from .postproc import apply_postproc
 from .sketch import Sketch, annotate_sampling, generate_sketches
 from .space import Candidate, SearchSpace, freeze
@@ -66,7 +67,12 @@ class PreloadMeasuredStates:
 
 
 class SketchPolicy:
-    """Ansor's search policy over the sketches of one task."""
+    """Ansor's search policy over the sketches of one task.
+
+    ``partial_schedule`` (keyword; a function of a tir.Schedule, or a trace) warm-starts
+    the search from the steps a user is sure of: every sketch begins with them and the
+    search fills in the rest (see ``partial_schedule.py``).
+    """
 
     def __init__(
         self,
@@ -76,8 +82,12 @@ class SketchPolicy:
         seed: int | None = None,
         verbose: int = 1,
         init_search_callbacks: list | None = None,
+        *,
+        partial_schedule: Any = None,
     ) -> None:
         self.task = task
+        # the steps the user is sure of: every sketch starts from them (partial_schedule.py)
+        self._start = starting_schedule(task, as_partial_schedule(partial_schedule))
         self.model = program_cost_model if program_cost_model is not None else RandomForestModel()
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         unknown = set(self.params) - set(DEFAULT_PARAMS)
@@ -119,14 +129,14 @@ class SketchPolicy:
         self.dropped_sketches: Counter = Counter()
         if self.is_gpu:  # Ansor's GPU rules and annotation, within the target's limits
             sketches = generate_sketches(
-                lambda: self.task.make_schedule(seed=0),
+                self._start,
                 rules=gpu_rules(hw.max_threads_per_block, hw.warp_size),
                 annotate=lambda sch: annotate_gpu(sch, hw.max_threads_per_block),
                 dropped=self.dropped_sketches,
             )
         else:
             sketches = generate_sketches(
-                lambda: self.task.make_schedule(seed=0),
+                self._start,
                 annotate=lambda sch: annotate_sampling(sch, hw.num_cores),
                 dropped=self.dropped_sketches,
             )
