@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .roofline import add_kernel_points, log_log_layout
+
 #: the width of the streamed view: 128 float32 = 8 AVX-512 vectors per row
 _WIDTH = 128
 
@@ -186,24 +188,6 @@ def hierarchical_roofline_figure(
                 hovertemplate="%{x:.3g} FLOP/B: at most %{y:.1f} GFLOPS<extra></extra>",
             )
         )
-    if points:
-        fig.add_trace(
-            go.Scatter(
-                x=[p.intensity for p in points],
-                y=[p.gflops for p in points],
-                mode="markers+text",
-                name="kernels",
-                text=[p.label for p in points],
-                textposition="middle right",
-                marker={"color": "#d62728", "size": 11},
-                hovertemplate="%{text}: %{y:.2f} GFLOPS<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        title=f"{title} (peak {peak_gflops:.0f} GFLOPS on one core)",
-        xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
-        yaxis={"type": "log", "title": "GFLOPS"},
-        width=760,
-        height=480,
-    )
+    add_kernel_points(fig, points, "middle right")
+    log_log_layout(fig, f"{title} (peak {peak_gflops:.0f} GFLOPS on one core)", 760, 480)
     return fig

@@ -370,24 +370,38 @@ def roofline_figure(
                 hovertemplate="%{text}: %{y:.2f} GFLOPS<extra></extra>",
             )
         )
-    if points:
-        fig.add_trace(
-            go.Scatter(
-                x=[p.intensity for p in points],
-                y=[p.gflops for p in points],
-                mode="markers+text",
-                name="kernels",
-                text=[p.label for p in points],
-                textposition="top center",
-                marker={"color": "#d62728", "size": 11},
-                hovertemplate="%{text}: %{x:.3g} FLOP/B, %{y:.2f} GFLOPS<extra></extra>",
-            )
+    add_kernel_points(fig, points, "top center")
+    title = f"{title} (peak {peaks.peak_gflops:.0f} GFLOPS, {peaks.bandwidth_gbs:.1f} GB/s)"
+    log_log_layout(fig, title, 720, 460)
+    return fig
+
+
+def add_kernel_points(fig: Any, points: Any, textposition: str = "top center") -> None:
+    """The labelled red dots of measured kernels on a roofline figure."""
+    import plotly.graph_objects as go  # noqa: PLC0415 - plotly only when drawing
+
+    if not points:
+        return
+    fig.add_trace(
+        go.Scatter(
+            x=[p.intensity for p in points],
+            y=[p.gflops for p in points],
+            mode="markers+text",
+            name="kernels",
+            text=[p.label for p in points],
+            textposition=textposition,
+            marker={"color": "#d62728", "size": 11},
+            hovertemplate="%{text}: %{x:.3g} FLOP/B, %{y:.2f} GFLOPS<extra></extra>",
         )
+    )
+
+
+def log_log_layout(fig: Any, title: str, width: int, height: int) -> None:
+    """A roofline's axes: arithmetic intensity against GFLOPS, both logarithmic."""
     fig.update_layout(
-        title=f"{title} (peak {peaks.peak_gflops:.0f} GFLOPS, {peaks.bandwidth_gbs:.1f} GB/s)",
+        title=title,
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
         yaxis={"type": "log", "title": "GFLOPS"},
-        width=720,
-        height=460,
+        width=width,
+        height=height,
     )
-    return fig
