@@ -189,13 +189,18 @@ class CUDAModule:
 
 
 def build_cuda(func: N.PrimFunc, target: Target, fast_math: bool = False) -> CUDAModule:
-    """``tvm.build`` for a CUDA target: prepare, check, cut into kernels, print CUDA C.
-
-    Compiling waits for ``mod.compiled`` (or a call): printing the source needs no
-    compiler. ``prepare`` runs the GPU legality checks (``codegen.gpu_verify``).
+    """``tvm.build`` for a CUDA target: prepare, check, cut into kernels, print CUDA C,
+    and compile it for the target's arch where a compiler (NVRTC or nvcc) is installed, so
+    a compile failure or a resource overflow is an error of ``build`` (CodegenError /
+    GPUScheduleError). Without a compiler the module still has its source and emulates;
+    ``mod.compiled`` then says what to install. ``prepare`` runs the GPU legality checks.
     """
+    from ..codegen.cuda_compile import available_compilers  # noqa: PLC0415 - light import
     from ..codegen.kernel_form import split_kernels  # noqa: PLC0415 - keep import light
     from ..codegen.pipeline import prepare  # noqa: PLC0415
 
     func = prepare(func, target)  # for a CUDA target: barriers, codegen.gpu_verify checks
-    return CUDAModule(func, target, split_kernels(func), fast_math)
+    mod = CUDAModule(func, target, split_kernels(func), fast_math)
+    if available_compilers():
+        mod.compiled  # noqa: B018 - compile now (cached): failures belong to build
+    return mod

@@ -72,7 +72,9 @@ def test_build_returns_a_cuda_module_with_tvm_source_accessors(mod):
 
 
 @needs_compiler
-def test_compiled_lazily_for_the_target_arch(mod):
+@needs_compiler
+def test_compiled_at_build_for_the_target_arch(mod):
+    assert "compiled" in mod.__dict__  # build compiled it (a compiler is installed)
     out = mod.compiled
     assert out is mod.compiled  # once
     assert out.arch == "sm_80" and ".target sm_80" in mod.get_source("ptx")
@@ -184,3 +186,17 @@ def test_gpu_kernel_fault_is_an_error_not_a_crash():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.startswith("GPUKernelError CUDA error"), out.stdout + out.stderr
     assert GPUKernelError.context_lost
+
+
+@needs_compiler
+def test_a_compile_failure_is_an_error_of_build(monkeypatch):
+    from ansor_lab.errors import CodegenError
+    from ansor_lab.runtime import cuda_module
+
+    def failing(*args, **kwargs):
+        raise CodegenError("nvrtc: error: identifier 'x' is undefined (line 12)")
+
+    monkeypatch.setattr(cuda_module, "compile_cuda", failing)
+    s, args = _vector_add()
+    with pytest.raises(CodegenError, match="identifier 'x' is undefined"):
+        tvm.build(s, args, target="cuda")
