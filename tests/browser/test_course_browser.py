@@ -45,6 +45,8 @@ KEY_PICTURES = {
     "02_manual_scheduling.ipynb": ["GFLOPS per step (higher is better)"],
     "03_auto_scheduling.ipynb": ["the search curve (GFLOPS"],
     "04_reading_the_search.ipynb": ["roofline_figure(kernels, peaks"],
+    "05_gpu_scheduling.ipynb": ["picture = thread_map(mod3)"],
+    "06_tensorir.ipynb": ["mm_relu 128x128, one core", "a random search over the stochastic"],
     "07_gemm_story.ipynb": ["iteration_order_svg(*panels", "roofline_figure(points, peaks"],
     "08_tuning_a_network.ipynb": ["the task scheduler's allocation"],
 }
