@@ -22,6 +22,11 @@ MODULES = {
         "operator with te.compute / topi, schedule it with tir.Schedule or auto_scheduler, "
         "and call the built functions in order from Python"
     ),
+    "autotvm": (
+        "tvm.autotvm (template-based tuning) is out of scope for ansor_lab: write the operator "
+        "with te.compute and let auto_scheduler search its schedules (no template needed): "
+        "auto_scheduler.SearchTask(func=..., args=..., target=...).tune(TuningOptions(...))"
+    ),
     "relay": (
         "tvm.relay is out of scope for ansor_lab: write the network's layers with topi "
         "(topi.nn.conv2d_nchw, topi.nn.dense...) and tune them together with "

@@ -16,6 +16,7 @@ from ansor_lab.errors import OutOfScopeError
     [
         ("ansor_lab.relax", "build", "te.compute"),
         ("ansor_lab.relay", "build", "topi"),
+        ("ansor_lab.autotvm", "template", "auto_scheduler"),
         ("ansor_lab.relay.testing", "resnet", "TaskScheduler"),
         ("ansor_lab.relax.frontend.nn", "Module", "tir.Schedule"),
     ],
