@@ -307,6 +307,36 @@ def module_bundle(mod: Any) -> dict:
     }
 
 
+def cuda_module_bundle(mod: Any) -> dict:
+    """A CUDA module as tabs: CUDA C (highlighted), the launch plan, PTX (once compiled),
+    and the loop IR it was generated from."""
+    panels = [("CUDA", _big_code(mod.get_source("cuda"), "cuda"))]
+    sources = [("CUDA", "cuda", mod.get_source("cuda"))]
+    plan = "\n".join(
+        f"{k.name}<<<grid {k.grid}, block {k.block}, {k.shared_bytes} B shared>>>"
+        f"({', '.join(k.args)})"
+        for k in mod.launch_plan.launches
+    )
+    panels.append(("Launch plan", pre(plan)))
+    compiled = mod.__dict__.get("compiled")  # shown when built; displaying never compiles
+    if compiled is not None:
+        panels.append(("PTX", _big_code(compiled.ptx, "text")))
+    script = mod.func.script()
+    panels.append(("TIR", highlight(script)))
+    sources.append(("TIR", "python", script))
+    kernels = len(mod.kernel_program.kernels)
+    cap = header(
+        f"<b>CUDA module</b> <code>{esc(mod.entry_name)}</code>",
+        f"target <code>{esc(mod.target)}</code>",
+        f"{kernels} kernel{'s' if kernels != 1 else ''}",
+    )
+    return {
+        "text/plain": _safe_repr(mod),
+        "text/html": cap + tabs(panels),
+        SOURCE_MIME: source_data(mod.entry_name, str(mod.target), sources),
+    }
+
+
 # --------------------------------------------------------------------------------------
 # records
 
@@ -448,6 +478,7 @@ def _trace_python(inp: Any) -> str:
 def _printers() -> dict:
     from ..dsl.dag import ComputeDAG
     from ..ir.nodes import IRModule, PrimFunc
+    from ..runtime.cuda_module import CUDAModule
     from ..runtime.module import Module
     from ..schedule.tir_schedule import Schedule
     from ..schedule.trace import Trace
@@ -459,6 +490,7 @@ def _printers() -> dict:
         ComputeDAG: dag_bundle,
         Schedule: schedule_bundle,
         Module: module_bundle,
+        CUDAModule: cuda_module_bundle,
     }
 
 

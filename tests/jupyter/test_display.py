@@ -151,6 +151,26 @@ def test_module_tabs():
     assert "T.parallel(8)" in text
 
 
+def test_cuda_module_tabs_show_the_highlighted_source_next_to_the_loop_ir():
+    A = te.placeholder((256,), name="A")
+    B = te.compute((256,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    bo, ti = s[B].split(B.op.axis[0], factor=64)
+    s[B].bind(bo, te.thread_axis("blockIdx.x"))
+    s[B].bind(ti, te.thread_axis("threadIdx.x"))
+    mod = ansor_lab.build(s, [A, B], target="cuda")
+    bundle = D.mimebundle(mod)
+    page = bundle["text/html"]
+    titles = re.findall(r'<label for="[^"]+">([^<]+)</label>', page)
+    assert titles[:2] == ["CUDA", "Launch plan"] and titles[-1] == "TIR"
+    text = _visible_text(page)
+    assert "__global__" in text and "threadIdx.x" in text
+    assert "main_kernel0<<<grid (4, 1, 1), block (64, 1, 1), 0 B shared>>>(A, B)" in text
+    assert "T.thread_binding(64" in text
+    sources = bundle[D.SOURCE_MIME]["sources"]
+    assert sources[0]["language"] == "cuda" and "__global__" in sources[0]["text"]
+
+
 def test_records_table_top_k(tmp_path):
     A, B, C, E = _workload()
     task = auto_scheduler.SearchTask(compute_dag=te.ComputeDAG([A, B, E]), target="llvm")
