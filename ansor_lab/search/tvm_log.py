@@ -210,11 +210,13 @@ def decode_tvm(rec: dict) -> tuple[RecordInput, MeasureResult]:
     task = _task_of(key, target)
     sch = replay(task, steps)
     versions = {**R.versions(), "imported": IMPORTED_FROM, "tvm_target": target}
+    # labelled with TVM's target and no CPU digest of ours: the cost was measured by TVM on
+    # its machine, and only choosing a program (RecordKey, imported_ok) may use it
     inp = RecordInput(
         task.workload_key,
         task.structure_key,
-        str(task.target),
-        R.target_digest(task.target),
+        str(target),
+        IMPORTED_FROM,
         versions,
         sch.trace.as_json(),
         task.dag_json,

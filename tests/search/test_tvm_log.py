@@ -173,6 +173,9 @@ def test_imported_records_are_marked_and_not_learnt_from():
     assert len(recs) == 4
     assert all(inp.versions["imported"] == "tvm-v0.6" for inp, _ in recs)
     assert all("skylake-avx512" in inp.versions["tvm_target"] for inp, _ in recs)
+    # filed under TVM's target, never under this machine's
+    assert all("skylake-avx512" in inp.target for inp, _ in recs)
+    assert all(inp.target_digest == "tvm-v0.6" for inp, _ in recs)
     task = _task(_records("tvmlog_matmul")[0])
     from ansor_lab.measure.records import task_records
 
