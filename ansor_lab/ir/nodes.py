@@ -212,13 +212,39 @@ class Evaluate(Stmt):
     value: E.PrimExpr
 
 
+@dataclass(frozen=True)
+class BlockAxis:
+    """One block iteration variable's kind ("S" spatial, "R" reduce) and domain."""
+
+    kind: str
+    min: int
+    extent: int
+
+
 @_stmt
 class Block(Stmt):
-    """Marks the statements that compute one stage (``name``); no effect on execution."""
+    """Marks the statements that compute one stage (``name``); no effect on execution.
+
+    A TensorIR block (TVMScript's ``with T.block``) also describes itself, for printing
+    and for the schedule primitives of hand-written programs, while its ``body`` stays
+    the statements that run:
+
+    - ``axes``: one ``BlockAxis`` per leading ``LetStmt`` of ``body`` (the iteration
+      variables in order; each let's value is the variable's binding);
+    - ``has_where``: under those lets, ``body`` is ``IfThenElse(predicate, rest)``
+      (``T.where``);
+    - ``has_init``: then ``rest`` is ``seq(IfThenElse(every reduce variable == its
+      min, init), update...)`` (``with T.init()``).
+
+    A block with no axes is a plain stage marker (lowered programs print it as a comment).
+    """
 
     name: str
     body: Stmt
     annotations: tuple = ()
+    axes: tuple = ()
+    has_where: bool = False
+    has_init: bool = False
 
 
 def seq(*stmts: Stmt | None) -> Stmt:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
@@ -36,7 +38,7 @@ def push_scoped_pragmas(s: N.Stmt, annotations: tuple) -> N.Stmt:
     if isinstance(s, N.Allocate):
         return N.Allocate(s.buffer, push_scoped_pragmas(s.body, items))
     if isinstance(s, N.Block):
-        return N.Block(s.name, push_scoped_pragmas(s.body, items), s.annotations)
+        return dataclasses.replace(s, body=push_scoped_pragmas(s.body, items))
     if isinstance(s, N.LetStmt):
         return N.LetStmt(s.var, s.value, push_scoped_pragmas(s.body, items))
     if isinstance(s, N.IfThenElse):

@@ -131,6 +131,7 @@ def parse_block(parser: FunctionParser, node: ast.With, call: ast.Call) -> N.Stm
         inner = N.IfThenElse(where, inner)
     for iv in reversed(iter_vars):
         inner = N.LetStmt(iv.var, iv.binding, inner)
-    block = N.Block(name, inner)
+    axes = tuple(N.BlockAxis(iv.kind, iv.min, iv.extent) for iv in iter_vars)
+    block = N.Block(name, inner, axes=axes, has_where=where is not None, has_init=init is not None)
     parser.blocks.append(BlockInfo(name, iter_vars, init, body, where, block))
     return block

@@ -17,6 +17,8 @@ per block, so it must be the same for every thread:
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...dsl import expr as E
@@ -182,7 +184,7 @@ class Fission:
             els = None if s.else_case is None else self.level(s.else_case)
             return N.seq(*pre, N.IfThenElse(cond, self.level(s.then_case), els))
         if isinstance(s, N.Block):
-            return N.Block(s.name, self.level(s.body), s.annotations)
+            return dataclasses.replace(s, body=self.level(s.body))
         if isinstance(s, N.LetStmt):
             return self._let(s)
         if isinstance(s, N.Allocate):
