@@ -6,7 +6,6 @@ kept, expecting our error). The CUDA source is generated without a GPU.
 """
 
 import numpy as np
-
 import tvm
 from tvm import te
 from tvm.ir import register_intrin_lowering, register_op_attr

@@ -5,7 +5,6 @@ compute_root on symbolic shapes, each printed with tvm.lower; then built and che
 """
 
 import numpy as np
-
 import tvm
 from tvm import te
 
