@@ -24,6 +24,7 @@ def rebuild_schedule(dag_json: dict, trace_json: dict):
 
     args = dag_from_json(dag_json)
     sch = Schedule(create_prim_func(args))
+    sch.show_unit_loops = True  # records come from the search, which counts every loop
     Trace.from_json(trace_json).apply_to_schedule(sch)
     return sch
 

@@ -125,6 +125,8 @@ class _Lowerer(BoundInference):
     def loop(self, stage: Stage, leaf: str, body: N.Stmt, for_init: bool = False) -> N.Stmt:
         info = self.info[stage.name]
         ann = stage.annotations.get(leaf)
+        if for_init and leaf in stage.init_annotations:
+            ann = stage.init_annotations[leaf]
         kind, tag = "serial", ""
         if isinstance(ann, ThreadBinding):
             kind, tag = "thread_binding", ann.tag

@@ -73,6 +73,9 @@ class Stage:
     scope: str = "global"
     storage_align: dict[int, tuple[int, int]] = field(default_factory=dict)  # axis -> (f, off)
     init_at: str | None = None  # decompose_reduction: the loop the init goes before
+    # decompose_reduction: leaf -> how the init's copy of that loop runs, where it was
+    # annotated on its own (``get_loops`` of the init block, as TVM's "C_init")
+    init_annotations: dict[str, Annotation] = field(default_factory=dict)
     # transform_layout: storage dim k holds spatial axis layout[k] (None: axis order)
     layout: tuple[int, ...] | None = None
 
@@ -133,6 +136,7 @@ class Stage:
         new.annotations = dict(self.annotations)
         new.pragmas = {k: dict(v) for k, v in self.pragmas.items()}
         new.storage_align = dict(self.storage_align)
+        new.init_annotations = dict(self.init_annotations)
         return new
 
     def uses(self, iter_name: str) -> bool:

@@ -70,6 +70,7 @@ class LocationSteps:
         """
         b = self._block(block, "compute_at")
         value = self._lookup(loop, LoopRV, "compute_at")
+        self._keep_unit_loops(b, preserve_unit_loops)
         args = {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops}
         if value == ROOT:
             self._step("ComputeAt", args, lambda s: P.compute_root(s, b))
@@ -131,11 +132,19 @@ class LocationSteps:
         """
         b = self._block(block, "reverse_compute_at")
         target, name = self._loop(loop, "reverse_compute_at")
+        self._keep_unit_loops(b, preserve_unit_loops)
         self._step(
             "ReverseComputeAt",
             {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops},
             lambda s: P.reverse_compute_at(s, b, target, name),
         )
+
+    def _keep_unit_loops(self, block: str, keep: bool) -> None:
+        # get_loops hides the moved block's unit loops unless asked to keep them, as TVM
+        if keep:
+            self._unit_loops_kept.add(block)
+        else:
+            self._unit_loops_kept.discard(block)
 
     @instruction("ComputeInline", inputs=("block",))
     def compute_inline(self, block: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ScheduleError
 from . import primitives as P
 from .instruction_kind import instruction
+from .tir_storage import InitLoop, annotate_init_loop
 from .trace import LoopRV
 
 
@@ -230,6 +231,10 @@ class LoopSteps:
         return [xo, yo, xi, yi]
 
     def _annotate_kind(self, kind_name: str, loop: LoopRV, kind: str) -> None:
+        value = self._lookup(loop, LoopRV, kind_name.lower())
+        if isinstance(value, InitLoop) and kind_name in ("Parallel", "Vectorize", "Unroll"):
+            self._step(kind_name, {"loop": loop}, lambda s: annotate_init_loop(s, value, kind))
+            return
         block, name = self._loop(loop, kind_name.lower())
         prim = {"Parallel": "parallel", "Vectorize": "vectorize", "Unroll": "unroll"}.get(
             kind_name, "bind"

@@ -17,6 +17,7 @@ from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .instruction_kind import REGISTRY, instruction
+from .loop_kinds import REDUCE
 from .loop_program import LoopProgramSchedule
 from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
@@ -24,7 +25,7 @@ from .tir_location import LocationSteps
 from .tir_loops import LoopSteps
 from .tir_out_of_scope import OutOfScopeSteps
 from .tir_sampling import SamplingSteps
-from .tir_storage import InitBlock, StorageSteps
+from .tir_storage import InitBlock, InitLoop, StorageSteps
 from .trace import RV, BlockRV, ExprRV, Instruction, LoopRV, Trace, TraceData
 
 #: kind name -> declaration, read without loading (this module is what fills it)
@@ -130,6 +131,26 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         self._rng = random.Random(seed if seed is not None and seed >= 0 else None)
         self._mod_cache: tuple[int, N.IRModule] | None = None
         self._mod_state: State | None = None
+        #: blocks moved by compute_at / reverse_compute_at with preserve_unit_loops=True
+        self._unit_loops_kept: set[str] = set()
+        self._show_unit_loops = False
+        self._replay_loop_count: int | None = None  # set by Trace replay for GetLoops
+
+    @property
+    def show_unit_loops(self) -> bool:
+        """Whether ``get_loops`` lists the loops of extent 1 a moved block keeps here.
+
+        Off (TVM's behaviour): a block moved by compute_at / reverse_compute_at without
+        ``preserve_unit_loops`` shows no loop of extent 1. The search's schedules turn it on
+        (its sketch rules count every loop of a stage); their traces say so, and replay
+        turns it on too.
+        """
+        return self._show_unit_loops
+
+    @show_unit_loops.setter
+    def show_unit_loops(self, value: bool) -> None:
+        self._show_unit_loops = bool(value)
+        self._trace.unit_loops = bool(value)
 
     # -- infrastructure ---------------------------------------------------------------
     def _new(self, cls: type, value: Any) -> RV:
@@ -156,6 +177,12 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         value = self._lookup(rv, LoopRV, prim)
         if value in (_ROOT, _INLINE):
             raise ScheduleError(f"{prim}: {rv.name} is the special root/inline location")
+        if isinstance(value, InitLoop):
+            raise ScheduleError(
+                f"{prim}: {rv.name} is a loop of {value.block}_init, the init "
+                f"decompose_reduction split off block {value.block!r}; its loops follow "
+                f"{value.block!r}'s and can only be annotated (vectorize, unroll, parallel)"
+            )
         return value
 
     def _block(self, rv: Any, prim: str) -> str:
@@ -259,6 +286,9 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         other._rng.setstate(self._rng.getstate())
         other._mod_cache = None
         other._mod_state = None
+        other._unit_loops_kept = set(self._unit_loops_kept)
+        other._show_unit_loops = self._show_unit_loops
+        other._replay_loop_count = None
         return other
 
     def seed(self, seed: int) -> None:
@@ -284,6 +314,15 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
             value = self._lookup(rv, LoopRV, "get")
             if value in (_ROOT, _INLINE):
                 return _SPECIAL_NAME[value]
+            if isinstance(value, InitLoop):
+                st = P.leaf(self.state, value.block, value.loop, "get")
+                return LoopInfo(
+                    f"{value.block}_init",
+                    value.loop,
+                    derive_extents(st)[value.loop],
+                    st.iters[value.loop].kind,
+                    str(st.init_annotations.get(value.loop, "")),
+                )
             block, name = value
             st = P.leaf(self.state, block, name, "get")
             return LoopInfo(
@@ -321,7 +360,35 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
 
     def _enclosing_loops(self, block: str) -> list[tuple[str, str]]:
         st = P.compute_stage(self.state, block, "get_loops")
-        return self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves]
+        loops = self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves]
+        shown = [pair for pair in loops if not self._hidden_unit_loop(*pair)]
+        preferred, other = (loops, shown) if self.show_unit_loops else (shown, loops)
+        count = self._replay_loop_count
+        if count is not None and len(preferred) != count and len(other) == count:
+            # a trace replays as it was recorded, with or without unit loops; a trace of
+            # the search's leaves this schedule listing them, as it was made
+            if other is loops:
+                self.show_unit_loops = True
+            return other
+        return preferred
+
+    def _init_loops(self, block: str) -> list:
+        """The loops around a decomposed reduction's init: the block's loops outside the
+        decomposition point, then the init's own copies of the spatial loops inside it."""
+        st = P.compute_stage(self.state, block, "get_loops")
+        at = st.leaves.index(st.init_at)
+        outer = self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves[:at]]
+        own = [InitLoop(block, lp) for lp in st.leaves[at:] if st.iters[lp].kind != REDUCE]
+        return [pair for pair in outer if not self._hidden_unit_loop(*pair)] + own
+
+    def _hidden_unit_loop(self, block: str, loop: str) -> bool:
+        """Whether ``loop`` is a unit loop TVM would not have: compute_at and
+        reverse_compute_at without ``preserve_unit_loops`` make no loop of extent 1 for
+        the block they move (our stage keeps its axes, which lowering drops)."""
+        st = self.state.stages.get(block)
+        if st is None or not isinstance(st.attach, Nested) or block in self._unit_loops_kept:
+            return False
+        return derive_extents(st).get(loop) == 1
 
     #: TVM >= 0.22 calls blocks "sblocks" (``tvm.s_tir.Schedule.get_sblock``)
     get_sblock = get_block
@@ -330,8 +397,11 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
     def get_loops(self, block: Any) -> list[LoopRV]:
         """The loops around ``block``, outermost first (those of the block it is computed at
         included)."""
-        b = self._block(block, "get_loops")
-        loops = self._enclosing_loops(b)
+        init = self._lookup(block, BlockRV, "get_loops") if isinstance(block, BlockRV) else None
+        if isinstance(init, InitBlock):
+            loops = self._init_loops(init.block)
+        else:
+            loops = self._enclosing_loops(self._block(block, "get_loops"))
         return self._step(
             "GetLoops",
             {"block": block},

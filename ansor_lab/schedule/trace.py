@@ -141,6 +141,10 @@ class Trace:
     def __init__(self, insts: list | None = None) -> None:
         self._insts = insts if insts is not None else []
         self._json: list | None = None  # undecoded JSON instructions (from_json)
+        #: recorded on a schedule that lists unit loops (the search's): see
+        #: ``Schedule.show_unit_loops``. Its Python and JSON say so; replay also tells the
+        #: two apart by the number of loops each get_loops recorded (older traces)
+        self.unit_loops = False
 
     @property
     def insts(self) -> list:
@@ -173,7 +177,9 @@ class Trace:
 
     def copy(self) -> Trace:
         """A copy with its own instruction list."""
-        return Trace(list(self.insts))
+        other = Trace(list(self.insts))
+        other.unit_loops = self.unit_loops
+        return other
 
     def _index(self, inst: Instruction | int) -> int:
         if isinstance(inst, int):
@@ -193,14 +199,18 @@ class Trace:
         insts = list(self.insts)
         insts[k] = insts[k].with_decision(decision)
         out = Trace(insts)
+        out.unit_loops = self.unit_loops
         return out.without_postproc() if remove_postproc else out
 
     def without_postproc(self) -> Trace:
         """The instructions before the EnterPostproc marker."""
+        out = Trace(list(self.insts))
         for k, inst in enumerate(self.insts):
             if inst.kind == "EnterPostproc":
-                return Trace(self.insts[:k])
-        return Trace(list(self.insts))
+                out = Trace(self.insts[:k])
+                break
+        out.unit_loops = self.unit_loops
+        return out
 
     # -- rendering --------------------------------------------------------------------
     def as_python(self) -> list[str]:
@@ -209,6 +219,9 @@ class Trace:
 
     def __str__(self) -> str:
         body = self.as_python() or ["pass"]
+        if self.unit_loops:
+            body = ["sch.show_unit_loops = True  # recorded by the search: unit loops counted"]
+            body += self.as_python()
         return "def apply_trace(sch):\n" + "\n".join("  " + line for line in body)
 
     __repr__ = __str__
@@ -219,15 +232,18 @@ class Trace:
 
     def as_json(self) -> dict:
         """Versioned JSON data of the trace (replay it with ``Trace.from_json``)."""
+        # an optional mark, so the trace read back prints its Python right (old traces
+        # without it replay too: see apply_to_schedule)
+        flag = {"unit_loops": True} if self.unit_loops else {}
         if self._json is not None:
-            return {"version": TRACE_VERSION, "insts": self._json}
+            return {"version": TRACE_VERSION, "insts": self._json, **flag}
         insts = []
         for inst in self.insts:
             args = [[k, _value_json(v)] for k, v in inst.args]
             insts.append(
                 [inst.kind, args, [rv.name for rv in inst.outputs], _value_json(inst.decision)]
             )
-        return {"version": TRACE_VERSION, "insts": insts}
+        return {"version": TRACE_VERSION, "insts": insts, **flag}
 
     def dumps(self) -> str:
         """The JSON text of the trace."""
@@ -244,6 +260,7 @@ class Trace:
             data = parse_text(data)
         trace = Trace()
         trace._json = check_trace(data, TRACE_VERSION)
+        trace.unit_loops = data.get("unit_loops") is True
         return trace
 
     def apply_to_schedule(
@@ -258,6 +275,8 @@ class Trace:
         """
         rvs: dict[str, Any] = {}
         decisions = decisions or {}
+        if self.unit_loops and hasattr(sch, "show_unit_loops"):
+            sch.show_unit_loops = True  # the recorded get_loops listed unit loops
 
         def decode(v: Any) -> Any:
             if type(v) is dict and len(v) == 1 and "rv" in v:
@@ -276,6 +295,8 @@ class Trace:
             if index in decisions:
                 decision = decisions[index]
             decl = instruction_kind(kind)
+            if kind == "GetLoops":  # whether it counted unit loops shows in what it returned
+                sch._replay_loop_count = len(outs)
             try:
                 result = decl.call(
                     sch, [(name, decode(value)) for name, value in args], decode(decision)
@@ -293,6 +314,8 @@ class Trace:
                 if result is None
                 else (list(result) if isinstance(result, (list, tuple)) else [result])
             )
+            if kind == "GetLoops":
+                sch._replay_loop_count = None
             if len(results) != len(outs):
                 raise ScheduleError(
                     f"replaying {kind}: it returned {len(results)} handles, the trace expects "

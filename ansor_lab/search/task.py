@@ -144,7 +144,9 @@ class SearchTask:
 
         if not hasattr(self, "_func"):
             self._func = create_prim_func(self.args)
-        return Schedule(self._func, seed=seed)
+        sch = Schedule(self._func, seed=seed)
+        sch.show_unit_loops = True  # the sketch rules count every loop of a stage
+        return sch
 
     def tune(
         self,

@@ -45,7 +45,10 @@ def test_golden_records_replay_to_the_same_programs(log, golden):
     for n, (inp, _) in enumerate(load_records(str(path))):
         sch = rebuild_schedule(inp.dag, inp.trace)
         golden.check(f"records/{log}.{n}.ir.txt", sch.mod.script())
-        assert sch.trace.as_json() == inp.trace
+        replayed = sch.trace.as_json()
+        # the search's schedules list unit loops, which traces mark now (older ones lack it)
+        assert replayed.pop("unit_loops", None) is True
+        assert replayed == inp.trace
 
 
 @pytest.mark.parametrize("log", LOGS)

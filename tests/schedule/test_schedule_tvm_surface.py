@@ -9,6 +9,7 @@ import warnings
 import pytest
 from golden_workloads import WORKLOADS, fresh_schedule
 
+import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.errors import IgnoredArgumentWarning, ScheduleError
 from ansor_lab.schedule import ignored
@@ -121,9 +122,21 @@ def test_decompose_reduction_returns_the_init_block():
 def test_the_init_handle_is_refused_by_primitives_with_what_to_do():
     sch = fresh_schedule("matmul")
     c = sch.get_block("C")
-    init = sch.decompose_reduction(c, sch.get_loops(c)[2])
-    with pytest.raises(ScheduleError, match=r"get_loops: b4 is 'C_init', the init .* schedule "):
-        sch.get_loops(init)
+    init = sch.decompose_reduction(c, sch.get_loops(c)[1])
+    with pytest.raises(ScheduleError, match=r"cache_write: b\d is 'C_init', the init .* schedule "):
+        sch.cache_write(init, 0, "global")
+    # its loops (as TVM's C_init has them): the update's outside the decomposition point,
+    # then its own copies of the spatial loops inside, which can only be annotated
+    i, j_init = sch.get_loops(init)
+    assert (sch.get(i).block, sch.get(j_init).block) == ("C", "C_init")
+    with pytest.raises(ScheduleError, match=r"split: .* is a loop of C_init.*annotated"):
+        sch.split(j_init, [None, 4])
+    sch.vectorize(j_init)
+    lowered = tvm.lower(sch.mod).script()
+    assert lowered.count("T.vectorized(48)") == 1  # the init's copy only, not the update's
+    assert (
+        sch.get(j_init).annotation == "vectorize" and sch.get(sch.get_loops(c)[1]).annotation == ""
+    )
     with pytest.raises(ScheduleError, match=r"no block|unknown|C_init"):
         fresh_schedule("matmul").get_block("C_init")  # no init before decomposing
 
