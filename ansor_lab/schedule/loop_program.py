@@ -87,8 +87,13 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
     def _record(self, kind: str, args: dict, outputs: list | tuple = ()) -> None:
         self._trace.append(Instruction(kind, tuple(args.items()), tuple(outputs)))
 
-    def _commit(self, body: N.Stmt) -> None:
-        self.func = self.func.with_body(I.simplify_program(body))
+    def _commit(self, body: N.Stmt, prim: str = "") -> None:
+        body = I.simplify_program(body)
+        # a block moved or copied under a parallel loop must not race there either
+        for s in walk_stmts(body):
+            if isinstance(s, N.For) and s.kind in ("parallel", "vectorized", "thread_binding"):
+                self._check_parallel(s, prim or s.kind)
+        self.func = self.func.with_body(body)
 
     def _set(self, old: N.Stmt, new: N.Stmt) -> None:
         self._commit(I.Replace(old, new).visit_stmt(self.func.body))
@@ -308,6 +313,17 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
         node = self._loop(loop_rv, prim)
         if kind != "unrolled":
             self._check_parallel(node, prim)
+        if kind == "parallel":
+            around = I.loops_above(self.func.body, node) + [
+                x for x in walk_stmts(node.body) if isinstance(x, N.For)
+            ]
+            nested = [x for x in around if x.kind == "parallel"]
+            if nested:
+                raise ScheduleError(
+                    f"parallel: loop {node.loop_var.name} would nest with parallel loop "
+                    f"{nested[0].loop_var.name}; parallelize only one (fuse the loops first "
+                    "to parallelize both)"
+                )
         if kind == "vectorized" and not isinstance(node.extent, E.IntImm):
             raise ScheduleError("vectorize: the loop's extent must be a constant")
         new = N.For(node.loop_var, node.min, node.extent, kind, node.body, tag, node.annotations)

@@ -251,21 +251,28 @@ def _with_body(s: N.Stmt, body: N.Stmt) -> N.Stmt:
     return dataclasses.replace(s, body=body)
 
 
-def insert_in_loop(body: N.Stmt, loop: N.For | None, index: int, new: N.Stmt) -> N.Stmt:
-    """``new`` placed at ``index`` among the statements of ``loop``'s body (of the
-    function's top level, inside its allocations, when ``loop`` is None)."""
+def insert_in_loop(body: N.Stmt, loop: N.Stmt | None, index: int, new: N.Stmt) -> N.Stmt:
+    """``new`` placed at ``index`` among the statements of ``loop``'s body (a For's, or
+    an IfThenElse's then-branch; the function's top level, inside its allocations, when
+    ``loop`` is None)."""
     if loop is None:
         allocs, inner = peel_allocs(body)
         seq = items(inner)
         return wrap_allocs(allocs, N.seq(*seq[:index], new, *seq[index:]))
-    seq = items(loop.body)
-    new_loop = _with_body(loop, N.seq(*seq[:index], new, *seq[index:]))
-    return Replace(loop, new_loop).visit_stmt(body)
+    seq = container_items(body, loop)
+    inner = N.seq(*seq[:index], new, *seq[index:])
+    if isinstance(loop, N.IfThenElse):
+        changed = N.IfThenElse(loop.condition, inner, loop.else_case)
+    else:
+        changed = _with_body(loop, inner)
+    return Replace(loop, changed).visit_stmt(body)
 
 
-def container_items(body: N.Stmt, loop: N.For | None) -> list[N.Stmt]:
-    """The statements of ``loop``'s body (of the top level when ``loop`` is None)."""
-    return items(loop.body if loop is not None else peel_allocs(body)[1])
+def container_items(body: N.Stmt, loop: N.Stmt | None) -> list[N.Stmt]:
+    """The statements of ``loop``'s body (see insert_in_loop)."""
+    if loop is None:
+        return items(peel_allocs(body)[1])
+    return items(loop.then_case if isinstance(loop, N.IfThenElse) else loop.body)
 
 
 def item_index(seq: list[N.Stmt], node: N.Stmt) -> int | None:

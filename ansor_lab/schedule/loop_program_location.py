@@ -229,7 +229,7 @@ class LocationPrimitives:
             raise ScheduleError(f"{prim}: index {index} is outside [{first_ok}, {last_ok}]")
         body2 = I.insert_in_loop(body1, target, at, nest)
         check_order(body0, body2, blk.name, prim)
-        self._commit(body2)
+        self._commit(body2, prim)
 
     def _regenerate(self, p: I.BlockParts, doms: dict, body: N.Stmt, bounds: dict,
                     outer: list, prim: str, unit_loops: bool) -> N.Stmt:  # fmt: skip
@@ -339,7 +339,7 @@ class LocationPrimitives:
             return E.substitute(store.value, dict(zip(key, idx)))
 
         body = replace_loads(I.remove(body0, blk), buf, value_at)
-        self._commit(drop_unused_alloc(body, buf))
+        self._commit(drop_unused_alloc(body, buf), prim)
         self._record("ComputeInline", {"block": block})
 
     def reverse_compute_inline(self, block: Any) -> None:
@@ -400,7 +400,7 @@ class LocationPrimitives:
                     f"{prim}: block {o.name!r} between {prod.name!r} and {blk.name!r} "
                     f"depends on {blk.name!r} ({_depends(o, blk)})"
                 )
-        self._commit(drop_unused_alloc(body1, buf))
+        self._commit(drop_unused_alloc(body1, buf), prim)
         self._record("ReverseComputeInline", {"block": block})
 
 

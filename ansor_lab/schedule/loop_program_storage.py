@@ -40,14 +40,18 @@ class _Rename(IRMutator):
         return N.BufferStore(buf, self.visit_expr(s.value), idx)
 
 
-def _lca(body: N.Stmt, a: N.Stmt, b: N.Stmt) -> N.For | None:
-    """The innermost loop holding both ``a`` and ``b`` (None: the top level)."""
+def _lca(body: N.Stmt, a: N.Stmt, b: N.Stmt) -> N.Stmt | None:
+    """The innermost loop (or guard) holding both ``a`` and ``b`` (None: the top level)."""
     pa, pb = I.path_to(body, a) or [], I.path_to(body, b) or []
     common = None
-    for x, y in zip(pa, pb):
+    for k, (x, y) in enumerate(zip(pa, pb)):
         if x is not y:
             break
-        if isinstance(x, N.For):
+        if isinstance(x, N.For) or (
+            isinstance(x, N.IfThenElse)
+            and pa[k + 1] is x.then_case
+            and pb[k + 1] is x.then_case
+        ):
             common = x
     return common
 
@@ -106,7 +110,9 @@ class StoragePrimitives:
         buf = bufs[k]
         new = self._new_buffer(buf, storage_scope, prim)
         body = self.func.body
-        readers = [o for o in I.blocks_of(body) if I.reads_any(o, {buf})]
+        # a reduction reading its own output is no reader of the cache
+        readers = [o for o in I.blocks_of(body)
+                   if I.reads_any(o, {buf}) and buf not in I.written(o)]  # fmt: skip
         if consumer_blocks:
             chosen = {blk.name} | {self._block(c, prim).name for c in consumer_blocks}
             readers = [o for o in readers if o.name in chosen]
@@ -126,7 +132,7 @@ class StoragePrimitives:
             now = I.find_block(body, o.name)
             body = I.Replace(now, replace_loads(now, buf, lambda idx: N.BufferLoad(
                 new, idx, buf.dtype))).visit_stmt(body)  # fmt: skip
-        self._commit(self._add_alloc(body, new))
+        self._commit(self._add_alloc(body, new), prim)
         rv = self._rv(BlockRV, I.blocks_of(copy)[0].name)
         args = {"block": block, "read_buffer_index": k, "storage_scope": storage_scope}
         if consumer_blocks:
@@ -158,7 +164,13 @@ class StoragePrimitives:
         for lp in reversed(I.loops_above(body, blk)):
             wrapped = N.For(lp.loop_var, lp.min, lp.extent, lp.kind, wrapped)
         box = region(accesses(wrapped, buf, write=True), {}, prim)
-        box = [(lo.value if isinstance(lo, E.IntImm) else 0, ext) for lo, ext in box]
+        # a guarded split relaxes past the buffer's end: the copy stays inside it
+        box = [
+            (lo.value, min(lo.value + ext, n) - max(lo.value, 0)) if isinstance(lo, E.IntImm)
+            else (0, n)
+            for (lo, ext), n in zip(box, buf.shape)
+        ]  # fmt: skip
+        box = [(max(lo, 0), ext) for lo, ext in box]
         copy = self._copy_block(new.name, buf, new, box)
         body = I.Replace(blk, _Rename(buf, new).visit_stmt(blk)).visit_stmt(body)
         readers = [o for o in others if I.reads_any(o, {buf})]
@@ -171,7 +183,7 @@ class StoragePrimitives:
         else:
             loop, at = None, len(I.container_items(body, None))
         body = I.insert_in_loop(body, loop, at, copy)
-        self._commit(self._add_alloc(body, new))
+        self._commit(self._add_alloc(body, new), prim)
         rv = self._rv(BlockRV, I.blocks_of(copy)[0].name)
         args = {"block": block, "write_buffer_index": write_buffer_index,
                 "storage_scope": storage_scope}  # fmt: skip
@@ -249,7 +261,7 @@ class StoragePrimitives:
         body = I.Replace(blk, I.pack(p.replace(name=update_name, init=None))).visit_stmt(body)
         now = I.find_loop(body, lp.loop_var)
         body = I.Replace(now, N.seq(out, now)).visit_stmt(body)
-        self._commit(body)
+        self._commit(body, prim)
         for rv, value in list(self._table.items()):
             if isinstance(rv, BlockRV) and value == p.name:
                 self._table[rv] = update_name
