@@ -21,11 +21,12 @@ from ..dsl import expr as E
 from ..errors import ScheduleError
 from ..ir import nodes as N
 from ..ir.gpu import ALL_TAGS
-from ..ir.simplify import substitute_stmt
+from ..ir.simplify import linear_form, substitute_stmt
 from ..ir.visitor import walk_stmts
 from . import loop_program_ir as I
 from .instruction_kind import instruction
 from .loop_program_location import LocationPrimitives
+from .loop_program_regions import accesses, region
 from .loop_program_storage import StoragePrimitives
 from .tir_out_of_scope import OutOfScopeSteps
 from .trace import BlockRV, Instruction, LoopRV, Trace
@@ -205,13 +206,47 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
                 if buf in local:
                     continue
                 readers = [b for b in blocks if b is not blk and I.reads_any(b, {buf})]
-                if readers:
+                if readers and not self._disjoint(loop, [blk, *readers], buf):
                     raise ScheduleError(
                         f"{prim}: under loop {loop.loop_var.name}, block {readers[0].name!r} "
                         f"reads {buf.name!r}, which block {blk.name!r} writes under the same "
                         "loop; its iterations may depend on each other. Apply it to a loop "
                         "over one block"
                     )
+
+    def _disjoint(self, loop: N.For, blocks: list, buf: N.Buffer) -> bool:
+        """Whether every iteration of ``loop`` touches its own slab of ``buf`` in all of
+        ``blocks`` (so blocks under a parallel loop can share the buffer, as the init,
+        update and write-back of a decomposed, cached reduction do)."""
+        x = loop.loop_var
+        boxes = []
+        for blk in blocks:
+            wrapped: N.Stmt = blk
+            for lp in reversed(I.loops_above(loop.body, blk)):
+                wrapped = N.For(lp.loop_var, lp.min, lp.extent, lp.kind, wrapped)
+            accs = accesses(wrapped, buf, False) + accesses(wrapped, buf, True)
+            try:
+                boxes.append(region(accs, {}, "parallel"))
+            except ScheduleError:
+                return False
+        for d in range(len(buf.shape)):
+            slabs = []
+            for box in boxes:
+                form = linear_form(box[d][0])
+                if form is None:
+                    break
+                terms, const = form
+                a = terms.pop(x, 0)
+                slabs.append((a, tuple(sorted((str(t), c) for t, c in terms.items())), const,
+                              box[d][1]))  # fmt: skip
+            else:
+                a0, rest0 = slabs[0][0], slabs[0][1]
+                if a0 > 0 and all(
+                    a == a0 and rest == rest0 and 0 <= c and c + n <= a0
+                    for a, rest, c, n in slabs
+                ):
+                    return True
+        return False
 
     # -- loop transformations -----------------------------------------------------
     def split(self, loop: Any, factors: list, preserve_unit_iters: bool = True) -> list[LoopRV]:
