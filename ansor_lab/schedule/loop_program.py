@@ -24,7 +24,6 @@ from ..ir.gpu import ALL_TAGS
 from ..ir.simplify import linear_form, substitute_stmt
 from ..ir.visitor import walk_stmts
 from . import loop_program_ir as I
-from .instruction_kind import instruction
 from .loop_program_location import LocationPrimitives
 from .loop_program_regions import accesses, region
 from .loop_program_storage import StoragePrimitives
@@ -242,8 +241,7 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
             else:
                 a0, rest0 = slabs[0][0], slabs[0][1]
                 if a0 > 0 and all(
-                    a == a0 and rest == rest0 and 0 <= c and c + n <= a0
-                    for a, rest, c, n in slabs
+                    a == a0 and rest == rest0 and 0 <= c and c + n <= a0 for a, rest, c, n in slabs
                 ):
                     return True
         return False
@@ -400,15 +398,30 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
             "Annotate", {"block_or_loop": block_or_loop, "ann_key": ann_key, "ann_val": ann_val}
         )
 
-    @instruction("Unannotate", inputs=("block_or_loop",), attrs=("ann_key",))
     def unannotate(self, block_or_loop: Any, ann_key: str) -> None:
-        """Remove an annotation from a loop."""
+        """Remove an annotation this schedule put on a loop.
+
+        tir.Schedule records no Unannotate instruction, so the Annotate step is taken out
+        of the trace instead (the trace still replays to the same program); an annotation
+        written in the script itself stays."""
         node = self._loop(block_or_loop, "unannotate")
+        steps = [
+            k
+            for k, inst in enumerate(self._trace.insts)
+            if inst.kind == "Annotate"
+            and inst.arg("ann_key") == ann_key
+            and self._table.get(inst.arg("block_or_loop")) is node.loop_var
+        ]
+        if not steps:
+            raise ScheduleError(
+                f"unannotate: loop {node.loop_var.name} has no annotation {ann_key!r} set by "
+                "this schedule (one written in the script stays)"
+            )
         anns = {k: v for k, v in node.annotations if k != ann_key}
         new = N.For(node.loop_var, node.min, node.extent, node.kind, node.body,
                     node.thread_tag, tuple(sorted(anns.items())))  # fmt: skip
         self._set(node, new)
-        self._record("Unannotate", {"block_or_loop": block_or_loop, "ann_key": ann_key})
+        del self._trace.insts[steps[-1]]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -221,9 +221,11 @@ def remove(body: N.Stmt, target: N.Stmt) -> N.Stmt:
             return None
         if isinstance(s, N.SeqStmt):
             kept = [go(x) for x in s.seq]
-            return N.seq(*[k for k in kept if not _empty(k)]) if any(
-                k is not x for k, x in zip(kept, s.seq)
-            ) else s
+            return (
+                N.seq(*[k for k in kept if not _empty(k)])
+                if any(k is not x for k, x in zip(kept, s.seq))
+                else s
+            )
         if isinstance(s, (N.For, N.LetStmt, N.Allocate, N.Block)):
             new = go(s.body)
             if new is s.body:

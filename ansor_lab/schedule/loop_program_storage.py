@@ -48,9 +48,7 @@ def _lca(body: N.Stmt, a: N.Stmt, b: N.Stmt) -> N.Stmt | None:
         if x is not y:
             break
         if isinstance(x, N.For) or (
-            isinstance(x, N.IfThenElse)
-            and pa[k + 1] is x.then_case
-            and pb[k + 1] is x.then_case
+            isinstance(x, N.IfThenElse) and pa[k + 1] is x.then_case and pb[k + 1] is x.then_case
         ):
             common = x
     return common

@@ -35,7 +35,10 @@ def _step(sch, rng: random.Random, prim: str) -> None:
         a, b = sorted(rng.sample(range(len(loops)), 2)) if len(loops) > 1 else (0, 0)
         sch.reorder(loops[b], loops[a])
     elif prim in ("parallel", "vectorize", "unroll"):
-        getattr(sch, prim)(rng.choice(loops))
+        loop = rng.choice(loops)
+        if prim == "unroll" and sch.get(loop).extent.value > 8:
+            raise ScheduleError("skipped: unrolling a long loop only makes LLVM slow")
+        getattr(sch, prim)(loop)
     elif prim == "decompose_reduction":
         sch.decompose_reduction(block, rng.choice(loops))
     else:  # compute_at / reverse_compute_at: a loop of another block
