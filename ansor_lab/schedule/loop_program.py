@@ -89,11 +89,36 @@ class LoopProgramSchedule(LocationPrimitives, StoragePrimitives, OutOfScopeSteps
 
     def _commit(self, body: N.Stmt, prim: str = "") -> None:
         body = I.simplify_program(body)
-        # a block moved or copied under a parallel loop must not race there either
+        # a block moved or copied under a parallel loop must not race there either (a
+        # loop the script itself wrote that our rules cannot show legal is left alone)
         for s in walk_stmts(body):
             if isinstance(s, N.For) and s.kind in ("parallel", "vectorized", "thread_binding"):
-                self._check_parallel(s, prim or s.kind)
+                try:
+                    self._check_parallel(s, prim or s.kind)
+                except ScheduleError:
+                    old = I.find_loop(self.func.body, s.loop_var)
+                    if old is None or old.kind != s.kind or self._legal(old):
+                        raise
         self.func = self.func.with_body(body)
+
+    def _legal(self, loop: N.For) -> bool:
+        try:
+            self._check_parallel(loop, loop.kind)
+        except ScheduleError:
+            return False
+        return True
+
+    def _only_blocks(self, prim: str) -> None:
+        """Block primitives see what blocks read and write: a store outside every block
+        would be invisible to their dependence checks."""
+        inside = {id(s) for b in I.blocks_of(self.func.body) for s in I.stores(b)}
+        stray = [s for s in I.stores(self.func.body) if id(s) not in inside]
+        if stray:
+            raise ScheduleError(
+                f"{prim}: the program stores to {stray[0].buffer.name!r} outside any block; "
+                "block primitives need every store inside a `with T.block(...)` (with "
+                "T.axis iteration variables) to see what depends on what"
+            )
 
     def _set(self, old: N.Stmt, new: N.Stmt) -> None:
         self._commit(I.Replace(old, new).visit_stmt(self.func.body))

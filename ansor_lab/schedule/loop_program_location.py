@@ -125,6 +125,7 @@ class LocationPrimitives:
     def _move(self, block: Any, loop: Any, reverse: bool, prim: str, index: int,
               unit_loops: bool) -> None:  # fmt: skip
         blk, lp = self._block(block, prim), self._loop(loop, prim)
+        self._only_blocks(prim)
         p = I.unpack(blk, prim)
         body0 = self.func.body
         body1 = I.remove(body0, blk)
@@ -306,6 +307,7 @@ class LocationPrimitives:
         one BufferStore at distinct iteration variables, no reduction, not an output)."""
         prim = "compute_inline"
         blk = self._block(block, prim)
+        self._only_blocks(prim)
         p, store = self._single_store(blk, prim, "the")
         buf = store.buffer
         iters = {iv.var: iv for iv in p.iters}
@@ -347,6 +349,7 @@ class LocationPrimitives:
         consumer's value where it computed its own (TVM's rules)."""
         prim = "reverse_compute_inline"
         blk = self._block(block, prim)
+        self._only_blocks(prim)
         p, store = self._single_store(blk, prim, "the")
         body0 = self.func.body
         others = [o for o in I.blocks_of(body0) if o is not blk]

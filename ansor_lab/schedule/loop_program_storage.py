@@ -94,6 +94,7 @@ class StoragePrimitives:
         instead (all readers, or ``block`` and ``consumer_blocks``); returns the copy block."""
         prim = "cache_read"
         blk = self._block(block, prim)
+        self._only_blocks(prim)
         bufs = I.read(blk)
         names = [b.name for b in bufs]
         if isinstance(read_buffer_index, str) and read_buffer_index in names:
@@ -144,6 +145,7 @@ class StoragePrimitives:
         the original buffer, before its first reader."""
         prim = "cache_write"
         blk = self._block(block, prim)
+        self._only_blocks(prim)
         bufs = I.written(blk)
         if not isinstance(write_buffer_index, int) or not 0 <= write_buffer_index < len(bufs):
             raise ScheduleError(

@@ -181,6 +181,59 @@ def test_parallel_refuses_a_race_between_blocks_and_allows_disjoint_rows():
     _check(sch, "HAND_FUSED")
 
 
+TRIANGLE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        for k in range(i + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vk = T.axis.reduce(16, k)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + B[vk]
+"""
+
+
+def test_a_region_whose_extent_follows_an_outer_loop_is_refused():
+    sch = tvm.tir.Schedule(from_source(TRIANGLE))
+    i, k = sch.get_loops("C")
+    with pytest.raises(ScheduleError, match=r"region \[0, i\] has an extent that depends"):
+        sch.compute_at(sch.get_block("B"), i)
+    sch.compute_at(sch.get_block("B"), k)  # one element per iteration of k: static
+    a, c = np.arange(16, dtype="float32"), np.zeros(16, "float32")
+    tvm.build(sch.mod, target="llvm")(a, c)
+    np.testing.assert_allclose(c, np.cumsum(2 * a))
+
+
+def test_block_primitives_need_every_store_in_a_block():
+    text = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + T.float32(1)
+    for i in range(8):
+        C[i] = C[i] * T.float32(3)
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = C[vi]
+"""
+    sch = tvm.tir.Schedule(from_source(text))
+    with pytest.raises(ScheduleError, match="stores to 'C' outside any block"):
+        sch.compute_at(sch.get_block("C"), sch.get_loops("B")[0])
+    with pytest.raises(ScheduleError, match="outside any block"):
+        sch.compute_inline(sch.get_block("C"))
+
+
 def test_blockize_stays_out_of_scope():
     sch = tvm.tir.Schedule(from_source(ELEMWISE))
     with pytest.raises(OutOfScopeError, match="blockize is out of scope"):
