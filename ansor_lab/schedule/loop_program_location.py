@@ -258,6 +258,11 @@ class LocationPrimitives:
                     preds.append(c)
         defined = {x.loop_var for x in outer} | {x.loop_var for x in loops}
         stray = [v for v in _free_vars(p) if v not in defined]
+        if p.where is not None and any(x is v for x in E.post_order(p.where) for v in stray):
+            raise ScheduleError(
+                f"{prim}: block {p.name!r}'s T.where uses the loops it leaves; write the "
+                "predicate over its iteration variables to move it"
+            )
         if stray:
             raise ScheduleError(
                 f"{prim}: block {p.name!r} uses loop variable {stray[0].name} directly (not "

@@ -41,8 +41,11 @@ def _step(sch, rng: random.Random, prim: str) -> None:
         getattr(sch, prim)(loop)
     elif prim == "decompose_reduction":
         sch.decompose_reduction(block, rng.choice(loops))
-    else:  # compute_at / reverse_compute_at: a loop of another block
-        other = sch.get_block(rng.choice(names))
+    else:  # compute_at / reverse_compute_at: mostly a loop of a consumer / producer
+        near = sch.get_consumers(block) if prim == "compute_at" else sch.get_producers(block)
+        other = (
+            rng.choice(near) if near and rng.random() < 0.8 else sch.get_block(rng.choice(names))
+        )
         target = sch.get_loops(other)
         if not target:
             raise ScheduleError("no loops")
