@@ -20,7 +20,7 @@ from ..ir import nodes as N
 from ..ir.simplify import simplify_expr
 from ..ir.visitor import IRMutator
 from . import loop_program_ir as I
-from .loop_program_regions import accesses, region
+from .loop_program_regions import accesses, region, region_equal
 
 
 def _uses(e: E.PrimExpr, var: E.Var) -> bool:
@@ -195,7 +195,12 @@ class LocationPrimitives:
         for buf, key in pairs:
             box = region(accesses(target.body, buf, write=reverse), bounds, prim)
             for v, (lo, ext) in zip(key, box):
-                doms.setdefault(v, (lo, ext))
+                if v in doms and not (doms[v][1] == ext and region_equal(doms[v][0], lo, bounds)):
+                    raise ScheduleError(
+                        f"{prim}: the buffers block {blk.name!r} shares with the blocks "
+                        f"under loop {lp.loop_var.name} give {v.name} two different regions"
+                    )
+                doms[v] = (lo, ext)
         nest = self._regenerate(p, doms, body1, bounds, outer, prim, unit_loops)
         seq = I.container_items(body1, target)
         rel = {r.name for r in related}

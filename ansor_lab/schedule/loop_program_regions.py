@@ -150,3 +150,8 @@ def covers(outer: list, inner: list, bounds: dict) -> bool:
         if d is None or d < 0 or d + m > n:
             return False
     return True
+
+
+def region_equal(a: E.PrimExpr, b: E.PrimExpr, bounds: dict) -> bool:
+    """Whether two region minima are provably the same."""
+    return _const(a - b, bounds) == 0
