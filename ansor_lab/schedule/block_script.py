@@ -13,6 +13,7 @@ from ..dsl import expr as E
 from ..dsl.dag import topo_order
 from ..dsl.printer import text
 from ..dsl.tensor import ComputeOp, PlaceholderOp
+from ..dsl.tuple_reduce import is_companion, tuple_combiner
 from ..ir import nodes as N, printer
 
 _IDENTITY_UPDATE = {"sum": "{o} + {v}", "max": "T.max({o}, {v})", "min": "T.min({o}, {v})"}
@@ -33,6 +34,27 @@ def _loads(e: E.PrimExpr) -> list[str]:
     return seen
 
 
+def _tuple_update(op: ComputeOp, body: E.Reduce, block_vars: dict) -> tuple[list, list]:
+    """(reads, lines) of a tuple reduction's block, as TVM prints it: the init of every
+    output, each combined value into a temporary, then the stores."""
+    comb = body.combiner
+    idx = ", ".join(block_vars[iv.var].name for iv in op.axis)
+    outs = [f"{o.name}[{idx}]" for o in comb.group.ops]
+    srcs = [E.substitute(x, block_vars) for x in body.source.args]
+    loads = {v: E.Var(o) for v, o in zip(comb.lhs, outs)} | dict(zip(comb.rhs, srcs))
+    reads = []
+    for x in srcs:
+        reads += [r for r in _loads(x) if r not in reads]
+    reads += outs
+    lines = ["with T.init():"]
+    lines += [f"    {o} = {text(v)}" for o, v in zip(outs, comb.identities)]
+    temps = [f"v_{o.name}" for o in comb.group.ops]
+    for t, r, o in zip(temps, comb.results, comb.group.ops):
+        lines.append(f"{t}: T.{o.dtype} = {text(E.substitute(r, loads))}")
+    lines += [f"{o} = {t}" for o, t in zip(outs, temps)]
+    return reads, lines
+
+
 def _stage_lines(op: ComputeOp) -> list[str]:
     axes = list(op.axis) + list(op.reduce_axis)
     names = [iv.var.name for iv in axes]
@@ -46,6 +68,12 @@ def _stage_lines(op: ComputeOp) -> list[str]:
     lines.append(f'    with T.block("{op.name}"):')
     vs = ", ".join(block_vars[iv.var].name for iv in axes)
     lines.append(f'        {vs} = T.axis.remap("{kinds}", [{", ".join(names)}])')
+    if tuple_combiner(body) is not None:
+        reads, update = _tuple_update(op, body, block_vars)
+        outs = ", ".join(f"{o.name}[{out_idx}]" for o in body.combiner.group.ops)
+        lines.append(f"        T.reads({', '.join(reads)})")
+        lines.append(f"        T.writes({outs})")
+        return lines + ["        " + ln for ln in update]
     source = body.source if isinstance(body, E.Reduce) else body
     lines.append(f"        T.reads({', '.join(_loads(source))})")
     lines.append(f"        T.writes({out})")
@@ -83,7 +111,7 @@ def block_form(func: N.PrimFunc) -> str | None:
             t = op.output(0)
             lines.append(f'    {op.name} = T.alloc_buffer({_shape(t.shape)}, "{t.dtype}")')
     for op in ops:
-        if isinstance(op, ComputeOp):
+        if isinstance(op, ComputeOp) and not is_companion(op):  # its primary writes it
             lines += ["    " + ln for ln in _stage_lines(op)]
     return "\n".join(lines)
 
