@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DSLError
+from ..errors import DSLError, TaskError
 from . import expr as E
 
 #: the Call op holding a tuple reduction's sources (one argument per element)
@@ -190,3 +190,16 @@ def tuple_compute(dims: tuple, axis: tuple, bodies: tuple, name: str, tag: str, 
         ops.append(ComputeOp(op_name, axis, body.axis, (body,), tag, dict(attrs or {})))
     group.ops[:] = ops
     return [op.output(0) for op in ops]
+
+
+def refuse_in_search(ops: Any) -> None:
+    """The auto-scheduler's refusal of tuple reductions (a TaskError naming the op)."""
+    for op in ops:
+        c = op_combiner(op)
+        if c is not None:
+            raise TaskError(
+                f"op {op.name!r} is a tuple reduction ({c.name}): the "
+                "auto-scheduler does not search tuple reductions and its records cannot "
+                "store them. Schedule it by hand (te.create_schedule or tir.Schedule: split, "
+                "reorder, fuse, parallel, unroll of its loops)"
+            )
