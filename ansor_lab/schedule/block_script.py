@@ -101,7 +101,10 @@ def block_form(func: N.PrimFunc) -> str | None:
     args = list(src.args)
     params = ", ".join(f'{b.name}: T.Buffer({_shape(b.shape)}, "{b.dtype}")' for b in func.params)
     lines = ["@T.prim_func", f"def {func.name}({params}):"]
-    if getattr(src, "binding", ()):  # symbolic shapes: the probe is what prints
+    if getattr(src, "binding", ()):  # symbolic shapes: with the variables where possible
+        text = _symbolic_block_form(src, func.name)
+        if text is not None:
+            return text
         shown = ", ".join(f"{v.name} = {x}" for v, x in src.binding)
         lines.insert(0, f"# symbolic shapes, printed at the probe values {shown}")
     arg_names = {t.name for t in args}
@@ -114,6 +117,22 @@ def block_form(func: N.PrimFunc) -> str | None:
         if isinstance(op, ComputeOp) and not is_companion(op):  # its primary writes it
             lines += ["    " + ln for ln in _stage_lines(op)]
     return "\n".join(lines)
+
+
+def _symbolic_block_form(src, name: str) -> str | None:
+    """The block form of a symbolic DAG's function with its shape variables."""
+    from ..dsl import symbolic as S  # noqa: PLC0415 - only symbolic functions need it
+    from .create import create_prim_func  # noqa: PLC0415 - create imports this module
+    from .symbolic_print import symbolic_text  # noqa: PLC0415 - as above
+
+    args = list(src.symbolic_args)
+
+    def at(binding: dict) -> str:
+        if getattr(src, "reparse", None) is not None:  # a parsed script: parsed per shape
+            return src.reparse(binding).with_name(name).script()
+        return create_prim_func(S.specialize(args, binding)[0], name=name).script()
+
+    return symbolic_text(at, S.shape_vars(args))
 
 
 printer.SCRIPT_HOOKS.append(block_form)
