@@ -94,19 +94,15 @@ def group_adjacent(order: list) -> list:
     place of the first of them (they read the same inputs, so that place is valid)."""
     out: list = []
     placed: set[int] = set()
-    present = {id(op) for op in order}
     for op in order:
         c = op_combiner(op)
         if c is None:
             out.append(op)
             continue
-        if id(op) in placed:
-            continue
-        for sib in c.group.ops:
+        for sib in c.group.ops:  # all of them, those not reachable from the outputs too
             if id(sib) not in placed:
                 placed.add(id(sib))
                 out.append(sib)
-                present.add(id(sib))
     return out
 
 

@@ -44,7 +44,14 @@ def merge(state: State, loops: list[tuple[str, str]]) -> tuple[str, str]:
             "merge loops of different blocks (fuse joins loops of one block)"
         )
     order = list(state.stages)
-    loops = sorted(loops, key=lambda bl: order.index(state.attach_chain(bl[0])[-1].name))
+    # the host is the nest that runs first; a block already merged into it comes after it
+    loops = sorted(
+        loops,
+        key=lambda bl: (
+            order.index(state.attach_chain(bl[0])[-1].name),
+            len(state.attach_chain(bl[0])),
+        ),
+    )
     extent = None
     for b, lp in loops:
         st = leaf(state, b, lp, PRIM)
