@@ -3,6 +3,7 @@
 A face: it only re-exports.
 """
 
+from .dsl.construct import tir_select as Select
 from .dsl.expr import (
     EQ,
     GE,
@@ -27,7 +28,6 @@ from .dsl.expr import (
     Not,
     Or,
     PrimExpr,
-    Select,
     Sub,
     Var,
     const,

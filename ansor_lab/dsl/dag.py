@@ -11,6 +11,7 @@ from .intrin import FLOAT_UNARY
 from .serialize import dag_to_json, structure_hash
 from .symbolic import SymbolicComputeOp, SymbolicPlaceholderOp, dim_vars
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from .tuple_reduce import group_adjacent
 
 #: Intrinsics Ansor treats as expensive: an op using them is not inlined blindly.
 EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - {"floor", "ceil", "round"} | {"pow"}
@@ -48,7 +49,7 @@ def topo_order(tensors: Iterable[Tensor]) -> list[Operation]:
             for t in reversed(op.input_tensors):
                 if id(t.op) not in seen:
                     stack.append((t.op, False))
-    return order
+    return group_adjacent(order)  # a tuple reduction's outputs, together (tuple_reduce)
 
 
 def count_flops(op: Operation) -> float:

@@ -280,7 +280,32 @@ class _Evaluator(Visitor):
         raise ReferenceEvaluationError("a reduction must be the top of a compute body")
 
 
+def _tuple_reduce(e: E.Reduce, ev: _Evaluator, grid_shape: tuple) -> np.ndarray:
+    """A tuple reducer folded over the reduction points in loop order (as the loops run)."""
+    comb = e.combiner
+    cond = None
+    if e.condition is not None:
+        cond = np.broadcast_to(ev.run(e.condition, None), grid_shape)
+    srcs = [np.broadcast_to(ev.run(s, cond), grid_shape) for s in e.source.args]
+    n = grid_shape[0]
+    acc = [np.full(n, ev.run(v, None), _np(v.dtype)) for v in comb.identities]
+    for r in range(grid_shape[1]):
+        env = dict(zip(comb.lhs, acc))
+        env.update(zip(comb.rhs, (s[:, r] for s in srcs)))
+        step = _Evaluator(env, ev.values)
+        new = [
+            np.broadcast_to(step.run(x, None), (n,)).astype(a.dtype)
+            for x, a in zip(comb.results, acc)
+        ]
+        if cond is not None:
+            new = [np.where(cond[:, r], x, a) for x, a in zip(new, acc)]
+        acc = new
+    return acc[comb.index]
+
+
 def _reduce(e: E.Reduce, ev: _Evaluator, grid_shape: tuple) -> np.ndarray:
+    if not isinstance(e.combiner, str):
+        return _tuple_reduce(e, ev, grid_shape)
     cond = None
     if e.condition is not None:
         cond = np.broadcast_to(ev.run(e.condition, None), grid_shape)

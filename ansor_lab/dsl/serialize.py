@@ -81,6 +81,11 @@ class _Writer:
             return ["Call", e.op, e.dtype, [self.expr(a) for a in e.args]]
         if t is E.TensorLoad:
             return ["Load", self.tensor_ids[id(e.tensor)], [self.expr(i) for i in e.indices]]
+        if t is E.Reduce and not isinstance(e.combiner, str):
+            raise DSLError(
+                f"tuple reduction {e.combiner} cannot be written to a record or a DAG JSON: "
+                "it is scheduled by hand only (the auto-scheduler does not search it)"
+            )
         if t is E.Reduce:
             cond = None if e.condition is None else self.expr(e.condition)
             return [

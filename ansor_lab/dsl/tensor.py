@@ -377,6 +377,10 @@ def compute(
     )
     body = fcompute(*[iv.var for iv in axis])
     if isinstance(body, (list, tuple)):
+        from .tuple_reduce import tuple_combiner, tuple_compute  # noqa: PLC0415 - builds on this
+
+        if any(tuple_combiner(b) is not None for b in body):
+            return tuple_compute(dims, axis, tuple(body), name, tag, attrs)
         return _multi_output(dims, fcompute, names, name, tag, attrs, len(body))
     if isinstance(body, Tensor):
         raise DSLError(f"compute {name!r}: the lambda returned tensor {body.name!r}; index it")

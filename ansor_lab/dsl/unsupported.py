@@ -15,19 +15,21 @@ def comm_reducer(fcombine: Any, fidentity: Any, name: str = "reduce") -> Any:
     """A reducer from a combine function and an identity, as TVM's ``te.comm_reducer``.
 
     Combiners that are a sum, a max or a min (``lambda x, y: x + y`` with identity 0,
-    ``te.max(x, y)`` with ``min_value``) become ``te.sum`` / ``te.max`` / ``te.min``; tuple
-    reducers (argmax) and other combiners raise an error saying what to write.
+    ``te.max(x, y)`` with ``min_value``) become ``te.sum`` / ``te.max`` / ``te.min``; a
+    combine function over tuples (argmax) makes a tuple reducer (``tuple_reduce``); other
+    combiners raise an error saying what to write.
     """
     from . import expr as E, intrin  # noqa: PLC0415 - intrin imports this module's package
 
     x, y = E.Var("x", "float32"), E.Var("y", "float32")
-    combined = fcombine(x, y)
-    if isinstance(combined, (tuple, list)):
-        raise DSLError(
-            "te.comm_reducer over tuples (an argmax) is not supported: compute the max with "
-            "te.max in one te.compute, then the index in a second te.compute that compares "
-            "each value with that max"
-        )
+    try:
+        combined = fcombine(x, y)
+    except (TypeError, IndexError, DSLError):
+        combined = None  # it indexes its arguments: a tuple reducer (argmax)
+    if combined is None or isinstance(combined, (tuple, list)):
+        from .tuple_reduce import make_reducer  # noqa: PLC0415 - only tuple reducers need it
+
+        return make_reducer(fcombine, fidentity, name)
     kinds = {E.Add: "sum", E.Max: "max", E.Min: "min"}
     combiner = kinds.get(type(combined))
     if combiner is None or {combined.a, combined.b} != {x, y}:

@@ -4,8 +4,8 @@
 ``te.create_prim_func`` result or a parsed TVMScript module) with the auto-scheduler's
 search, or over a user's stochastic schedule function (``space_generator.ScheduleFn``).
 The rule, mutator and postproc classes tutorials name exist (``ScheduleRule.create``),
-each mapped onto the part of the search doing the same job; the search always uses the
-full set. Records live in ``work_dir`` as an ordinary tuning log.
+each mapped onto the part of the search doing the same job; a custom list given to
+``PostOrderApply`` selects which parts run. Records live in ``work_dir`` as an ordinary tuning log.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Each MetaSchedule class names the part of our search that does the same job (the
 ``ansor`` attribute): ``MultiLevelTiling`` is the multi-level tiling sketch rule,
 ``ParallelizeVectorizeUnroll`` the random annotation of parallel/vectorize/unroll, and so
-on. ``create("llvm")`` returns the default set; the search always uses all of it.
+on. ``create("llvm")`` returns the default set; a custom list given to
+``PostOrderApply`` selects the parts of the search that run (``rule_set.py``).
 """
 
 from __future__ import annotations
@@ -151,24 +152,3 @@ def _kind(kind: Any) -> str:
     if name not in ("llvm", "cuda"):
         raise TaskError(f"rules exist for 'llvm' and 'cuda', not {kind!r}")
     return name
-
-
-def _classes(items: Any) -> set:
-    if isinstance(items, dict):
-        items = list(items)
-    return {type(x) for x in items}
-
-
-def is_default_set(value: Any) -> bool:
-    """True for "from-target"/None or a list holding every default rule of its family."""
-    if value in (None, "from-target"):
-        return True
-    items = list(value) if not isinstance(value, dict) else list(value)
-    if not items:
-        return False
-    family = ScheduleRule if isinstance(items[0], ScheduleRule) else None
-    family = family or (Mutator if isinstance(items[0], Mutator) else Postproc)
-    for kind in ("llvm", "cuda"):
-        if _classes(family.create(kind)) <= _classes(items):
-            return True
-    return False

@@ -38,7 +38,10 @@ class ScheduleFn(SpaceGenerator):
 
 @dataclass
 class PostOrderApply(SpaceGenerator):
-    """The automatic space: the schedule rules applied to every block (Ansor's sketches)."""
+    """The automatic space: the schedule rules applied to every block (Ansor's sketches).
+
+    A custom ``sch_rules`` / ``postprocs`` / ``mutator_probs`` selects which of our sketch
+    rules, annotations and mutations run (see ``rule_set.py`` for the mapping)."""
 
     f_block_filter: Any = None
     sch_rules: Any = "from-target"
@@ -46,17 +49,7 @@ class PostOrderApply(SpaceGenerator):
     mutator_probs: Any = "from-target"
 
     def check_supported(self) -> None:
-        """Only the default rule, postproc and mutator sets map onto our search today."""
-        from .rules import is_default_set  # noqa: PLC0415 - rules imports this module
-
-        for name in ("sch_rules", "postprocs", "mutator_probs"):
-            if not is_default_set(getattr(self, name)):
-                raise TaskError(
-                    f"PostOrderApply({name}=...) with a custom list is not supported yet: the "
-                    "search uses its full set of rules (Ansor's sketch rules). Leave the "
-                    "argument out, or write the part you want as a stochastic schedule "
-                    "function: ms.space_generator.ScheduleFn(fn)"
-                )
+        """A custom rule list is mapped onto our sketch rules (``rule_set.py``)."""
         if self.f_block_filter is not None:
             raise TaskError("PostOrderApply(f_block_filter=...) is not supported; leave it out")
 

@@ -14,6 +14,7 @@ from ..measure.records import RecordToFile
 from ..search.policy import SketchPolicy
 from ..search.task import SearchTask, TuningOptions
 from .database import JSONDatabase
+from .rule_set import RuleSetPolicy, rule_set
 from .schedule_fn_policy import ScheduleFnPolicy
 from .space_generator import ScheduleFn, as_space
 
@@ -101,7 +102,11 @@ def tune_tir(
         policy: Any = ScheduleFnPolicy(task, generator.sch_fn, seed)
     else:
         generator.check_supported()
-        policy = SketchPolicy(task, seed=seed, verbose=verbose)
+        kept = rule_set(generator, task.target.kind)
+        if kept is None:
+            policy = SketchPolicy(task, seed=seed, verbose=verbose)
+        else:
+            policy = RuleSetPolicy(task, kept, seed=seed, verbose=verbose)
     options = TuningOptions(
         num_measure_trials=int(max_trials_global),
         num_measures_per_round=int(num_trials_per_iter),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..codegen.llvm import CodegenOptions, compile_func
 from ..codegen.pipeline import prepare
 from ..codegen.target import Target, as_target
+from ..dsl import expr as E
 from ..dsl.tensor import Tensor
 from ..errors import CodegenError, LoweringError, UnknownKeywordError
 from ..ir import nodes as N
@@ -60,11 +61,20 @@ def lower(
     With symbolic shapes it prints the probe specialization (every shape variable at
     ``dsl.symbolic.PROBE_VALUE``) under a comment saying so: loops print with numbers only.
     """
+    args = _without_shape_vars(args)
     program = symbolic_program(inp, args)
     if program is not None:
         return lower_symbolic(program, name)
     func = _lower_func(inp, args, name)
     return N.IRModule({func.name: func})
+
+
+def _without_shape_vars(args: Sequence | None) -> list | None:
+    """``args`` without shape variables (``tvm.lower(s, [A, B, n])``: TVM lists them too;
+    here a call reads them from the arrays' shapes)."""
+    if args is None:
+        return None
+    return [a for a in args if not isinstance(a, E.Var)]
 
 
 #: The keywords ``build`` takes, for the message about one it does not.
@@ -133,6 +143,8 @@ def build(
         or not 1 <= threads <= 4096
     ):
         raise CodegenError(f"num_threads must be an int from 1 to 4096, got {threads!r}")
+    if not isinstance(args, (str, Target)):
+        args = _without_shape_vars(args)
     program = symbolic_program(inp, args)
     if program is not None:  # symbolic shapes: compiled per shape when called
         name = program.func_name if name == "main" else name

@@ -23,9 +23,13 @@ class SymbolicIRModule(N.IRModule):
     saying which shape variables were given which probe values."""
 
     header: str = ""
+    #: the text with the shape variables (``symbolic_print``), when it could be recovered
+    symbolic: str | None = None
 
     def script(self) -> str:
-        """The probe's text under a comment naming the shape variables."""
+        """The text with the shape variables, or the probe's under a note saying so."""
+        if self.symbolic is not None:
+            return self.symbolic
         return self.header + "\n" + super().script()
 
     def __repr__(self) -> str:
@@ -35,11 +39,13 @@ class SymbolicIRModule(N.IRModule):
 
 
 def lower_symbolic(program: SymbolicProgram, name: str) -> SymbolicIRModule:
-    """The probe specialization's loop IR. Loops cannot print symbolically here: each
-    shape variable is shown at the probe value ``dsl.symbolic.PROBE_VALUE``."""
+    """The probe specialization's loop IR, printed with the shape variables
+    (``schedule.symbolic_print``) or, where that text cannot be recovered, at the probe
+    value ``dsl.symbolic.PROBE_VALUE`` under a note saying so."""
     binding = program.probe_binding()
     func = program.lower(binding, name)
     mod = SymbolicIRModule({func.name: func})
+    mod.symbolic = program.symbolic_script(name)
     shown = ", ".join(f"{v.name} = {x}" for v, x in binding.items())
     mod.header = (
         f"# symbolic shapes ({', '.join(v.name for v in binding)}): printed at the probe "

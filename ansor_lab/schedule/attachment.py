@@ -3,7 +3,8 @@
 A stage is computed at the top level of the function (``Root``), substituted into its
 readers (``Inline``), inside another block's loop before that loop's body (``At``,
 ``compute_at``), or inside it after the body (``After``, ``reverse_compute_at``). The
-last two share ``Nested``, which names the block and the loop. Values are frozen and
+last two share ``Nested``; ``Merged`` (``merge``) is an ``After`` whose merged loops
+run as the host's loops, which names the block and the loop. Values are frozen and
 compare by content, so ``stage.attach == At("C", "j_1")`` is how tests and call sites
 ask; ``State`` has the queries that look across stages (``attached_to``,
 ``attach_chain``, ``is_inlined``).
@@ -62,11 +63,25 @@ class After(Nested):
         return f"after {self.block}.{self.loop}"
 
 
+@dataclass(frozen=True)
+class Merged(After):
+    """``merge``: computed after the loop's body, its loops ``axes`` merged into the host's.
+
+    ``axes`` holds, outer first, ``(axis, loop)``: the block's spatial axis number ``axis``
+    runs as the host block's loop ``loop`` (one iteration each); the other axes run whole.
+    """
+
+    axes: tuple = ()
+
+    def __str__(self) -> str:
+        return f"merged into {self.block}.{self.loop}"
+
+
 #: where a stage is computed
-Attachment = Root | Inline | At | After
+Attachment = Root | Inline | At | After | Merged
 
 #: the two placements without a loop (values carry no data, so one of each suffices)
 ROOT = Root()
 INLINE = Inline()
 
-__all__ = ["Root", "Inline", "Nested", "At", "After", "Attachment", "ROOT", "INLINE"]
+__all__ = ["Root", "Inline", "Nested", "At", "After", "Merged", "Attachment", "ROOT", "INLINE"]

@@ -13,6 +13,7 @@ from ..dsl import expr as E
 from ..dsl.dag import topo_order
 from ..dsl.printer import text
 from ..dsl.tensor import ComputeOp, PlaceholderOp
+from ..dsl.tuple_reduce import is_companion, tuple_combiner
 from ..ir import nodes as N, printer
 
 _IDENTITY_UPDATE = {"sum": "{o} + {v}", "max": "T.max({o}, {v})", "min": "T.min({o}, {v})"}
@@ -33,6 +34,27 @@ def _loads(e: E.PrimExpr) -> list[str]:
     return seen
 
 
+def _tuple_update(op: ComputeOp, body: E.Reduce, block_vars: dict) -> tuple[list, list]:
+    """(reads, lines) of a tuple reduction's block, as TVM prints it: the init of every
+    output, each combined value into a temporary, then the stores."""
+    comb = body.combiner
+    idx = ", ".join(block_vars[iv.var].name for iv in op.axis)
+    outs = [f"{o.name}[{idx}]" for o in comb.group.ops]
+    srcs = [E.substitute(x, block_vars) for x in body.source.args]
+    loads = {v: E.Var(o) for v, o in zip(comb.lhs, outs)} | dict(zip(comb.rhs, srcs))
+    reads = []
+    for x in srcs:
+        reads += [r for r in _loads(x) if r not in reads]
+    reads += outs
+    lines = ["with T.init():"]
+    lines += [f"    {o} = {text(v)}" for o, v in zip(outs, comb.identities)]
+    temps = [f"v_{o.name}" for o in comb.group.ops]
+    for t, r, o in zip(temps, comb.results, comb.group.ops):
+        lines.append(f"{t}: T.{o.dtype} = {text(E.substitute(r, loads))}")
+    lines += [f"{o} = {t}" for o, t in zip(outs, temps)]
+    return reads, lines
+
+
 def _stage_lines(op: ComputeOp) -> list[str]:
     axes = list(op.axis) + list(op.reduce_axis)
     names = [iv.var.name for iv in axes]
@@ -46,6 +68,12 @@ def _stage_lines(op: ComputeOp) -> list[str]:
     lines.append(f'    with T.block("{op.name}"):')
     vs = ", ".join(block_vars[iv.var].name for iv in axes)
     lines.append(f'        {vs} = T.axis.remap("{kinds}", [{", ".join(names)}])')
+    if tuple_combiner(body) is not None:
+        reads, update = _tuple_update(op, body, block_vars)
+        outs = ", ".join(f"{o.name}[{out_idx}]" for o in body.combiner.group.ops)
+        lines.append(f"        T.reads({', '.join(reads)})")
+        lines.append(f"        T.writes({outs})")
+        return lines + ["        " + ln for ln in update]
     source = body.source if isinstance(body, E.Reduce) else body
     lines.append(f"        T.reads({', '.join(_loads(source))})")
     lines.append(f"        T.writes({out})")
@@ -73,7 +101,10 @@ def block_form(func: N.PrimFunc) -> str | None:
     args = list(src.args)
     params = ", ".join(f'{b.name}: T.Buffer({_shape(b.shape)}, "{b.dtype}")' for b in func.params)
     lines = ["@T.prim_func", f"def {func.name}({params}):"]
-    if getattr(src, "binding", ()):  # symbolic shapes: the probe is what prints
+    if getattr(src, "binding", ()):  # symbolic shapes: with the variables where possible
+        text = _symbolic_block_form(src, func.name)
+        if text is not None:
+            return text
         shown = ", ".join(f"{v.name} = {x}" for v, x in src.binding)
         lines.insert(0, f"# symbolic shapes, printed at the probe values {shown}")
     arg_names = {t.name for t in args}
@@ -83,9 +114,25 @@ def block_form(func: N.PrimFunc) -> str | None:
             t = op.output(0)
             lines.append(f'    {op.name} = T.alloc_buffer({_shape(t.shape)}, "{t.dtype}")')
     for op in ops:
-        if isinstance(op, ComputeOp):
+        if isinstance(op, ComputeOp) and not is_companion(op):  # its primary writes it
             lines += ["    " + ln for ln in _stage_lines(op)]
     return "\n".join(lines)
+
+
+def _symbolic_block_form(src, name: str) -> str | None:
+    """The block form of a symbolic DAG's function with its shape variables."""
+    from ..dsl import symbolic as S  # noqa: PLC0415 - only symbolic functions need it
+    from .create import create_prim_func  # noqa: PLC0415 - create imports this module
+    from .symbolic_print import symbolic_text  # noqa: PLC0415 - as above
+
+    args = list(src.symbolic_args)
+
+    def at(binding: dict) -> str:
+        if getattr(src, "reparse", None) is not None:  # a parsed script: parsed per shape
+            return src.reparse(binding).with_name(name).script()
+        return create_prim_func(S.specialize(args, binding)[0], name=name).script()
+
+    return symbolic_text(at, S.shape_vars(args))
 
 
 printer.SCRIPT_HOOKS.append(block_form)

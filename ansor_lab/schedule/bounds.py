@@ -25,6 +25,7 @@ from ..dsl.tensor import Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
+from .attachment import Merged
 from .loop_kinds import REDUCE, SPATIAL, ThreadBinding
 from .regions import (
     covered_lengths,
@@ -153,6 +154,8 @@ class BoundInference:
         # which a later reorder / split of the target's loops may have made stale
         axes = list(op.axis) + list(op.reduce_axis)
         full = ([E.IntImm(int(iv.dom.min)) for iv in axes], [int(iv.dom.extent) for iv in axes])
+        if isinstance(stage.attach, Merged):
+            return self.infer_region_merged(stage, full)
         if isinstance(stage.attach, After):
             return self.infer_region_after(stage, full)
         if not isinstance(stage.attach, At):
@@ -306,6 +309,22 @@ class BoundInference:
             exts[k] = length
         return mins, exts
 
+    def infer_region_merged(self, stage: Stage, full: tuple) -> tuple[list, list]:
+        """Region of a block merged into a host's loops: one index per merged loop."""
+        host = self.by_name[stage.attach.block]
+        hinfo = self.info[host.name]
+        mins, exts = list(full[0]), list(full[1])
+        for axis, loop in stage.attach.axes:
+            if loop not in host.leaves or hinfo.extents[loop] != exts[axis]:
+                raise LoweringError(
+                    f"block {stage.name!r} was merged with loop {loop!r} of {host.name!r}, "
+                    "which a later step split, fused or shrank; split or fuse the loops "
+                    "before merging them"
+                )
+            mins[axis] = _add(mins[axis], hinfo.leaf_vars[loop])
+            exts[axis] = 1
+        return mins, exts
+
     def _entry_pos(self, top: Stage, target: Stage) -> int:
         return target.leaves.index(top.attach.loop)
 
@@ -430,6 +449,17 @@ class BoundInference:
         """
         below = [stage]
         cur = stage
+        if isinstance(stage.attach, Merged):  # it reads what the host's loop has written
+            host = self.by_name[stage.attach.block]
+            if self.reads(stage, host):
+                try:
+                    self._check_read_within_box(stage, below, host, stage)
+                except LoweringError:
+                    raise LoweringError(
+                        f"block {stage.name!r} merged into {host.name}.{stage.attach.loop} "
+                        f"reads {host.op.name!r} beyond what that loop's iteration has "
+                        "written; merged loops must only read what the same iteration wrote"
+                    ) from None
         while isinstance(cur.attach, Nested):
             parent = self.by_name[cur.attach.block]
             if isinstance(cur.attach, After) and cur is not stage and self.reads(stage, parent):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..dsl import expr as E
 from ..dsl.intrin import reduce_identity
 from ..dsl.tensor import ComputeOp, PlaceholderOp, Tensor
+from ..dsl.tuple_reduce import is_companion
 from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import simplify_stmt
@@ -29,6 +30,7 @@ from .cross_thread import emit_cross_thread, thread_reduce_leaves
 from .gpu_lower import lower_gpu
 from .loop_kinds import PARALLEL, REDUCE, SPATIAL, UNROLL, VECTORIZE
 from .state import After, At, Nested, Stage, State, ThreadBinding
+from .tuple_lower import tuple_stores
 
 #: the IR's ``For`` kind of each annotated loop kind
 _KIND = {
@@ -104,6 +106,8 @@ class _Lowerer(BoundInference):
         body = self.body(stage)
         spatial_guards = [g for g, red in info.guards if not red]
         all_guards = [g for g, _ in info.guards]
+        if isinstance(body, E.Reduce) and not isinstance(body.combiner, str):
+            return tuple_stores(self, stage, body, values, out_idx, info.guards)
         if isinstance(body, E.Reduce):
             src = self.translate(body.source, values)
             cur = N.BufferLoad(buf, out_idx, buf.dtype)
@@ -151,6 +155,8 @@ class _Lowerer(BoundInference):
         )
 
     def emit(self, stage: Stage) -> N.Stmt:
+        if is_companion(stage.op):
+            return N.seq()  # written by the tuple reduction's first output (tuple_lower)
         if thread_reduce_leaves(stage):
             return emit_cross_thread(self, stage)
         update, init = self.stores(stage)

@@ -18,9 +18,11 @@ from typing import Any
 from ..dsl import symbolic as S
 from ..dsl.tensor import Operation, Tensor
 from ..errors import LoweringError
-from ..ir import nodes as N
+from ..ir import nodes as N, printer
+from ..ir.simplify import simplify_stmt
 from .create import PrimFuncSource, create_prim_func
 from .lower import lower_state
+from .symbolic_print import symbolic_text
 from .te_schedule import Schedule as TESchedule, _tensors
 from .tir_schedule import Schedule as BlockSchedule
 from .trace import Trace
@@ -132,6 +134,20 @@ class SymbolicProgram:
         """Every shape variable at the probe value."""
         return {v: S.PROBE_VALUE for v in self.shape_vars}
 
+    def symbolic_script(self, name: str = "main") -> str | None:
+        """The program's text with its shape variables (None where it cannot be
+        recovered: see ``symbolic_print``)."""
+
+        def at(binding: dict) -> str:
+            func = self.lower(binding, name)
+            if self.style == "script":  # as parsed: folded, as lowering leaves its own
+                func = N.PrimFunc(
+                    func.params, simplify_stmt(func.body), func.name, func.attrs, func.source
+                )
+            return func.script()
+
+        return symbolic_text(at, self.shape_vars)
+
     def lower(self, binding: dict, name: str, check: bool = True) -> N.PrimFunc:
         """Specialize to ``binding``, replay the trace and lower."""
         spec = S.Specialization(binding)
@@ -177,3 +193,17 @@ def symbolic_program(inp: Any, args: Sequence[Tensor] | None) -> SymbolicProgram
             "create the schedule from the same tensors: te.create_schedule(C.op)"
         )
     return None
+
+
+def _scheduled_symbolic_script(func: N.PrimFunc) -> str | None:
+    """Printer hook: a scheduled or parsed symbolic function prints with its variables."""
+    src = func.source
+    if not isinstance(src, SymbolicPrimFuncSource) or getattr(src, "body", None) is func.body:
+        return None  # unscheduled create_prim_func results print in block form
+    program = symbolic_program(func, None)
+    if program is None:
+        return None
+    return program.symbolic_script(func.name)
+
+
+printer.SCRIPT_HOOKS.append(_scheduled_symbolic_script)

@@ -25,14 +25,6 @@ class OutOfScopeSteps:
             "use compute_at / reverse_compute_at to move a stage under a loop"
         )
 
-    def merge(self, *loops: Any) -> None:
-        """Not provided: loops of different blocks are not merged into one."""
-        raise OutOfScopeError(
-            "Schedule.merge is out of scope: a stage's loops belong to it here. Compute one "
-            "block inside the other's loop (compute_at / reverse_compute_at), or write the "
-            "merged loops by hand in TVMScript and build that module"
-        )
-
 
 class TensorIntrin:
     """TVM's tensor-intrinsic registry: out of scope (its methods raise OutOfScopeError)."""

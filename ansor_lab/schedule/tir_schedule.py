@@ -23,6 +23,7 @@ from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
 from .tir_location import LocationSteps
 from .tir_loops import LoopSteps
+from .tir_merge import MergeSteps
 from .tir_out_of_scope import OutOfScopeSteps
 from .tir_sampling import SamplingSteps
 from .tir_storage import InitBlock, InitLoop, StorageSteps
@@ -60,7 +61,7 @@ class BlockInfo:
     attach: Attachment
 
 
-class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScopeSteps):
+class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps, OutOfScopeSteps):
     """``tir.Schedule(func)``: schedule a PrimFunc made by ``te.create_prim_func``."""
 
     def __new__(cls, mod: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -360,7 +361,9 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
 
     def _enclosing_loops(self, block: str) -> list[tuple[str, str]]:
         st = P.compute_stage(self.state, block, "get_loops")
-        loops = self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves]
+        hidden = P.merged_leaves(self.state, block)  # they run as another block's loops
+        own = [(block, lp) for lp in st.leaves if lp not in hidden]
+        loops = self.state.enclosing_loops(block) + own
         shown = [pair for pair in loops if not self._hidden_unit_loop(*pair)]
         preferred, other = (loops, shown) if self.show_unit_loops else (shown, loops)
         count = self._replay_loop_count

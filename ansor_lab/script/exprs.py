@@ -231,6 +231,7 @@ class ExprParser:
             "pow": intrin.power,
             "power": intrin.power,
             "floordiv": intrin.floordiv,
+            "ceildiv": lambda a, b: intrin.floordiv(a + (b - 1), b),
             "floormod": intrin.floormod,
             "truncdiv": intrin.truncdiv,
             "truncmod": intrin.truncmod,

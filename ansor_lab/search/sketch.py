@@ -437,25 +437,33 @@ def _default_sketch(make_schedule, annotate, dropped: Counter) -> Sketch:
     return Sketch(0, (), sch.trace.copy())
 
 
-def annotate_sampling(sch: Schedule, num_cores: int) -> None:
+def annotate_sampling(
+    sch: Schedule,
+    num_cores: int,
+    *,
+    compute_location: bool = True,
+    parallel_vectorize_unroll: bool = True,
+) -> None:
     """Ansor's random annotation, as sampling instructions recorded in the sketch.
 
     Root stages get a sampled unroll budget and (with several cores) a sampled number of
     outer loops to fuse and parallelize; stages left untiled get a sampled compute
-    location, and a sampled split of their innermost loop to vectorize.
+    location, and a sampled split of their innermost loop to vectorize. The keywords turn
+    off one part (MetaSchedule's RandomComputeLocation / ParallelizeVectorizeUnroll rules
+    chosen by a custom ``PostOrderApply(sch_rules=...)``).
     """
     state = sch.state
     for st in list(state.compute_stages()):
         if st.is_inlined:
             continue
         tiled = any(r for r in st.relations)
-        if not tiled and st.is_root:
+        if not tiled and st.is_root and compute_location:
             consumers = effective_consumers(state, st.name)
             if len(consumers) == 1 and not state.is_output(st):
                 loc = sch.sample_compute_location(sch.get_block(st.name))
                 sch.compute_at(sch.get_block(st.name), loc)
         st = sch.state.stage(st.name)
-        if st.is_inlined:
+        if st.is_inlined or not parallel_vectorize_unroll:
             continue
         if not tiled:
             inner = st.leaves[-1] if st.leaves else None

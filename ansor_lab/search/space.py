@@ -53,6 +53,9 @@ class SearchSpace:
         self.postproc = postproc  # the CPU's, or gpu_postproc.apply_gpu_postproc
         self.replay_failures = 0  # sampled decisions the schedule refused
         self.rng = random.Random(seed)
+        #: which sampling steps mutations may change (a predicate of the instruction; None:
+        #: all), as a custom ``PostOrderApply(mutator_probs=...)`` chooses them
+        self.mutable: Callable | None = None
         #: candidates found invalid and dropped, by ``"<where>: <ErrorClass>"`` (a sampled
         #: decision that does not fit never ends a search: it costs one candidate; a class
         #: that is not one of ansor_lab.errors is a bug, and the search fuzzer fails on it)
@@ -114,14 +117,16 @@ class SearchSpace:
         """A neighbour of ``cand``: one decision changed in a way that keeps it valid, or
         (with probability ``RESHAPE_SHARE``, where the sketch tiles two spatial axes of a
         stage) that stage's register tile reshaped."""
-        if self._spatial_tiles[cand.sketch] and self.rng.random() < RESHAPE_SHARE:
+        insts = self._kinds[cand.sketch]
+        allowed = self.mutable or (lambda inst: True)
+        tiles_mutable = any(allowed(i) for i in insts if i.kind == "SamplePerfectTile")
+        if tiles_mutable and self._spatial_tiles[cand.sketch] and self.rng.random() < RESHAPE_SHARE:
             moved = self.reshape_tile(cand)
             if moved is not None:
                 return moved
-        insts = self._kinds[cand.sketch]
-        if not insts:
+        order = [k for k, inst in enumerate(insts) if allowed(inst)]
+        if not order:
             return None
-        order = list(range(len(insts)))
         self.rng.shuffle(order)
         for pos in order:
             inst = insts[pos]

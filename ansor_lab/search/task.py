@@ -12,6 +12,7 @@ from ..codegen.target import Target, as_target
 from ..dsl.dag import ComputeDAG
 from ..dsl.serialize import dag_to_json, structure_hash
 from ..dsl.tensor import Tensor
+from ..dsl.tuple_reduce import refuse_in_search
 from ..errors import TaskError
 from ..measure.records import load_best_record
 from ..measure.timing import estimated_note
@@ -116,11 +117,13 @@ class SearchTask:
                 tensors = [tensors]
             self.args = list(tensors)
             self.compute_dag = ComputeDAG(self.args)
+            refuse_in_search(self.compute_dag.ops)
             self.workload_key = workload_key or json.dumps([name, *map(_plain, args)])
         elif compute_dag is not None:
             dag = compute_dag if isinstance(compute_dag, ComputeDAG) else ComputeDAG(compute_dag)
             self.compute_dag = dag
             self.args = list(dag.tensors)
+            refuse_in_search(dag.ops)
             self.workload_key = workload_key or dag.workload_key()
         else:
             raise TaskError(
@@ -129,6 +132,7 @@ class SearchTask:
             )
         if not self.args:
             raise TaskError("the workload returned no tensors")
+        refuse_in_search(self.compute_dag.ops)
         self.dag_json = dag_to_json(self.args)
         self.structure_key = structure_hash(self.args)
         self.hardware_params = hardware_params or HardwareParams.from_target(self.target)

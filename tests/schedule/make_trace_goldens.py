@@ -143,6 +143,15 @@ def elementwise3_reverse_inline():
     return sch
 
 
+def elementwise3_merge():
+    """Merge of the outer loops of two nests, then of their inner loops."""
+    sch = fresh_schedule("elementwise3")
+    b, c = sch.get_block("B"), sch.get_block("C")
+    sch.merge(sch.get_loops(b)[0], sch.get_loops(c)[0])
+    sch.merge(sch.get_loops(b)[1], sch.get_loops(c)[1])
+    return sch
+
+
 def chain_storage():
     """CacheRead (by index, by name, with consumer blocks), CacheWrite, StorageAlign,
     SetScope, TransformLayout."""
@@ -286,6 +295,7 @@ HAND = {
     "elementwise3.inline": elementwise3_inline,
     "elementwise3.reverse_inline": elementwise3_reverse_inline,
     "elementwise3.shared_cache": elementwise3_shared_cache,
+    "elementwise3.merge": elementwise3_merge,
     "chain.storage": chain_storage,
     "chain.producers_consumers": chain_producers_consumers,
     "row_sum.rfactor": row_sum_rfactor,

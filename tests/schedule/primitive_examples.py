@@ -56,6 +56,14 @@ def scale_add(n: int = 64, m: int = 64) -> list[Tensor]:
     return [A, C]
 
 
+def two_scales(n: int = 64, m: int = 64) -> list[Tensor]:
+    """B = A * 2; C = A * 3: two independent nests (TVM's ``merge`` example)."""
+    A = te.placeholder((n, m), name="A")
+    B = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((n, m), lambda i, j: A[i, j] * 3.0, name="C")
+    return [A, B, C]
+
+
 def matmul(n: int = 16) -> list[Tensor]:
     """C = A @ B, square."""
     A = te.placeholder((n, n), name="A")
@@ -139,6 +147,12 @@ EXAMPLES: list[Example] = [
         numeric=False,
     ),
     _tir("annotate", scale, _B_LOOPS + 'sch.annotate(i, "pragma_auto_unroll_max_step", 16)'),
+    _tir(
+        "merge",
+        two_scales,
+        'sch = tir.Schedule(before)\ni1, _ = sch.get_loops(sch.get_block("B"))\n'
+        'i2, _ = sch.get_loops(sch.get_block("C"))\nsch.merge(i1, i2)',
+    ),
     # compute locations
     _tir(
         "compute_at",

@@ -67,7 +67,6 @@ READ_ONLY = {
         "show",
         # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
         "blockize",
-        "merge",
         "tensorize",
     },
     te_schedule.Schedule: set(),

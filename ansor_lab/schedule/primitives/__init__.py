@@ -22,6 +22,7 @@ from .location import (
     reverse_compute_inline,
 )
 from .loops import MAX_LOOPS, annotate_loop, fuse, pragma, reorder, split
+from .merge import merge, merged_leaves
 from .storage import (
     buffer_block,
     cache_read,
@@ -46,6 +47,8 @@ __all__ = [
     "decompose_reduction",
     "fuse",
     "leaf",
+    "merge",
+    "merged_leaves",
     "pragma",
     "refresh_extents",
     "reorder",

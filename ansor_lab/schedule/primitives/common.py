@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from ...dsl.tuple_reduce import op_combiner
 from ...errors import ScheduleError
 from ..state import Iter, Stage, State, derive_extents
+
+#: steps a tuple reduction (argmax) refuses: its outputs are written by one loop nest at
+#: the top level; its loops may still be split, reordered, fused and annotated
+_TUPLE_REFUSED = {
+    "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
+    "cache_read", "cache_write", "rfactor", "decompose_reduction", "set_scope",
+    "storage_align", "transform_layout", "merge",
+}  # fmt: skip
 
 
 def step_error(prim: str, block: str, msg: str, loop: str | None = None) -> ScheduleError:
@@ -19,6 +28,20 @@ def compute_stage(state: State, block: str, prim: str) -> Stage:
         raise step_error(prim, block, "is an input placeholder; only computed blocks are scheduled")
     if st.is_inlined:
         raise step_error(prim, block, "was inlined (compute_inline) and has no loops any more")
+    comb = op_combiner(st.op)
+    if comb is not None:
+        first = comb.group.ops[0].name
+        if comb.index > 0:
+            raise step_error(
+                prim, block, f"is output {comb.index} of tuple reduction {first!r} "
+                f"({comb.name}): it is computed by block {first!r}'s loops; schedule {first!r}",
+            )  # fmt: skip
+        if prim in _TUPLE_REFUSED:
+            raise step_error(
+                prim, block, f"is a tuple reduction ({comb.name}): its outputs are written "
+                "together by its own loop nest at the top level; split, reorder, fuse, "
+                "parallel, unroll or vectorize its loops instead",
+            )  # fmt: skip
     return st
 
 
