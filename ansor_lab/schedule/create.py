@@ -27,6 +27,18 @@ class PrimFuncSource:
         """The args no other arg is computed from (the computed tensors)."""
         return [t for t in self.args if not _is_placeholder(t)]
 
+    def block_view(self, func: N.PrimFunc) -> N.PrimFunc | None:
+        """The TensorIR block form ``func`` compares as (None unless it is this body)."""
+        if func.body is not self.body:
+            return None
+        from .block_emit import BlockFormUnavailable, block_form_func  # noqa: PLC0415 - cycle
+
+        try:
+            state = State.create(self.outputs(), list(self.args))
+            return block_form_func(state, list(self.args), func.name, func.attrs)
+        except BlockFormUnavailable:
+            return None
+
 
 def _is_placeholder(t: Tensor) -> bool:
     return isinstance(t.op, PlaceholderOp)

@@ -17,6 +17,7 @@ from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .instruction_kind import REGISTRY, instruction
+from .block_view import scheduled_func
 from .loop_program import LoopProgramSchedule
 from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
@@ -222,7 +223,11 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
 
     @property
     def mod(self) -> N.IRModule:
-        """The lowered program of the current state, as an IRModule under ``func_name``."""
+        """The program of the current state, as an IRModule under ``func_name``.
+
+        Its function is the optimized lowering (what ``tvm.build`` compiles); it prints,
+        and compares under ``tvm.ir.structural_equal``, as TVM's TensorIR block form.
+        """
         if self.args is None:
             raise ScheduleError(
                 "this schedule has no argument list yet: lower it with tvm.lower(s, [A, B, C])"
@@ -233,6 +238,8 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
             source = self.func.source if self.func is not None else None
             attrs = self.func.attrs if self.func is not None else func.attrs
             func = N.PrimFunc(func.params, func.body, name, attrs, source)
+            if not getattr(source, "symbolic_args", None):  # symbolic: the probe prints
+                func = scheduled_func(func, source, self.state, self.args)
             self._mod_cache = (0, N.IRModule({name: func}))
             self._mod_state = self.state
         return self._mod_cache[1]
