@@ -148,7 +148,6 @@ class _Printer(Visitor):
         self.emit(indent, f'# stage "{s.name}"{note}')
         self.stmt(s.body, indent)
 
-
     def remappable(self, var: E.Var, binding: E.PrimExpr, ax: N.BlockAxis) -> bool:
         loop = self.loops.get(binding) if isinstance(binding, E.Var) else None
         return (

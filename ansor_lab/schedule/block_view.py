@@ -81,6 +81,9 @@ def without_block_view(func: N.PrimFunc) -> N.PrimFunc:
 
 def _script(func: N.PrimFunc) -> str | None:
     src = func.source
+    written = getattr(src, "written", None)
+    if written is not None and getattr(src, "body", None) is func.body:
+        return printer.loop_form(src.block_view(func))  # parsed: as written
     if not isinstance(src, ScheduledSource):
         return None
     out = src.block_result(func)
@@ -92,4 +95,5 @@ def _script(func: N.PrimFunc) -> str | None:
     return None
 
 
-printer.SCRIPT_HOOKS.append(_script)
+# before block_script's: a parsed function prints as written, not as recomputed
+printer.SCRIPT_HOOKS.insert(0, _script)

@@ -48,10 +48,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -63,11 +65,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i_0 in range(4):
-                    for i_1 in range(16):
-                        for j in range(64):
-                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+                for i_0, i_1, j in T.grid(4, 16, 64):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_0 * 16 + i_1)
+                        v_j = T.axis.spatial(64, j)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         block, name = self._loop(loop, "split")
         if factors is None:
@@ -107,10 +111,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -122,10 +128,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i_j_fused in range(4096):
-                    B[i_j_fused // 64, i_j_fused % 64] = A[i_j_fused // 64, i_j_fused % 64] * T.float32(2.0)
-        """  # noqa: E501
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_j_fused // 64)
+                        v_j = T.axis.spatial(64, i_j_fused % 64)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+        """
         resolved = [self._loop(lp, "fuse") for lp in loops]
         blocks = {b for b, _ in resolved}
         if len(blocks) > 1:
@@ -154,10 +164,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -169,10 +181,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for j in range(64):
-                    for i in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for j, i in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         resolved = [self._loop(lp, "reorder") for lp in ordered_loops]
         blocks = {b for b, _ in resolved}
@@ -202,10 +216,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -217,13 +233,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i_0 in range(4):
-                    for j_0 in range(8):
-                        for i_1 in range(16):
-                            for j_1 in range(8):
-                                B[i_0 * 16 + i_1, j_0 * 8 + j_1] = A[i_0 * 16 + i_1, j_0 * 8 + j_1] * T.float32(2.0)
-        """  # noqa: E501
+                for i_0, j_0, i_1, j_1 in T.grid(4, 8, 16, 8):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_0 * 16 + i_1)
+                        v_j = T.axis.spatial(64, j_0 * 8 + j_1)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+        """
         xo, xi = self.split(x, [None, x_factor])
         yo, yi = self.split(y, [None, y_factor])
         self.reorder(xo, yo, xi, yi)
@@ -251,10 +268,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -266,10 +285,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.parallel(64):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Parallel", loop, "parallel")
 
@@ -287,10 +309,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -303,11 +327,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j_0 in range(8):
-                        for j_1 in T.vectorized(8):
-                            B[i, j_0 * 8 + j_1] = A[i, j_0 * 8 + j_1] * T.float32(2.0)
+                for i, j_0 in T.grid(64, 8):
+                    for j_1 in T.vectorized(8):
+                        with T.block("B"):
+                            v_i = T.axis.spatial(64, i)
+                            v_j = T.axis.spatial(64, j_0 * 8 + j_1)
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Vectorize", loop, "vectorize")
 
@@ -323,10 +350,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -339,11 +368,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j_0 in range(16):
-                        for j_1 in T.unroll(4):
-                            B[i, j_0 * 4 + j_1] = A[i, j_0 * 4 + j_1] * T.float32(2.0)
+                for i, j_0 in T.grid(64, 16):
+                    for j_1 in T.unroll(4):
+                        with T.block("B"):
+                            v_i = T.axis.spatial(64, i)
+                            v_j = T.axis.spatial(64, j_0 * 4 + j_1)
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Unroll", loop, "unroll")
 
@@ -360,10 +392,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -376,10 +410,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.thread_binding(64, thread="blockIdx.x"):
                     for j in T.thread_binding(64, thread="threadIdx.x"):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         tag = getattr(thread_axis, "thread_tag", thread_axis)
         self._annotate_kind("Bind", loop, str(tag))
@@ -399,10 +436,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -414,10 +453,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         if isinstance(block_or_loop, LoopRV):
             block, name = self._loop(block_or_loop, "annotate")

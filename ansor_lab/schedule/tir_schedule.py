@@ -16,8 +16,8 @@ from typing import Any
 from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
-from .instruction_kind import REGISTRY, instruction
 from .block_view import scheduled_func
+from .instruction_kind import REGISTRY, instruction
 from .loop_program import LoopProgramSchedule
 from .lower import lower_state
 from .state import INLINE, ROOT, Attachment, Nested, State, derive_extents
