@@ -97,3 +97,9 @@ def _script(func: N.PrimFunc) -> str | None:
 
 # before block_script's: a parsed function prints as written, not as recomputed
 printer.SCRIPT_HOOKS.insert(0, _script)
+
+
+def lowered_script(mod: N.IRModule | N.PrimFunc) -> str:
+    """The loop form of what a schedule's module builds (the text ``tvm.lower`` prints)."""
+    func = mod.main_function() if isinstance(mod, N.IRModule) else mod
+    return printer.loop_form(func)

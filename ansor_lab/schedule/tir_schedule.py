@@ -316,13 +316,16 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         on a fresh schedule of the same workload under another (the search's "main").
         """
         init = self._init_block(name)
+        # the update of a decomposed reduction prints as "C_update", as in TVM
+        owner = name[: -len("_update")] if name.endswith("_update") else None
+        target = owner if owner in self.state.stages and name not in self.state.stages else name
         if init is None:
-            self.state.stage(name)  # raises with the list of blocks when unknown
+            self.state.stage(target)  # raises with the list of blocks when unknown
         func_name = self.func_name if func_name is None else func_name
         return self._step(
             "GetBlock",
             {"name": name, "func_name": func_name},
-            lambda s: init or name,
+            lambda s: init or target,
             lambda b: [self._new(BlockRV, b)],
         )[0]
 

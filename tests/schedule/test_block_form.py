@@ -344,3 +344,12 @@ def test_a_parsed_program_prints_and_compares_as_written():
     assert not tvm.ir.structural_equal(
         func, from_source(PLAIN.replace("T.parallel(8)", "range(8)"))
     )
+
+
+def test_the_printed_block_names_are_handles():
+    sch = _mlc_schedule()
+    loops = sch.get_loops(sch.get_block("Y_update"))
+    assert [sch.get(lp).name for lp in loops] == ["i", "j_0", "k", "j_1"]
+    sch.vectorize(loops[-1])
+    assert "for j_1 in T.vectorized(4):" in sch.mod.script()
+    tvm.ir.assert_structural_equal(sch.mod["mm_relu"], from_source(sch.mod.script()))
