@@ -250,7 +250,7 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         return self._trace
 
     def show(self) -> None:
-        """Print the lowered program."""
+        """Print the program (TVM's block form; ``tvm.lower(sch.mod)`` is the loop form)."""
         self.mod.show()
 
     def copy(self) -> Schedule:
