@@ -16,16 +16,24 @@ from . import (  # noqa: E402
     nd,
     out_of_scope as _out_of_scope,  # noqa: E402
     runtime,  # noqa: E402
+    s_tir,
     script,
     target,
     te,
     testing,
     tir,
+    tirx,
     topi,
 )
 from .codegen.target import Target  # noqa: E402
 from .ir.nodes import IRModule  # noqa: E402
-from .runtime import build, cpu, cuda, lower  # noqa: E402
+from .runtime import (  # noqa: E402
+    build,
+    build as compile,  # noqa: E402, A004 - TVM >= 0.22's tvm.compile
+    cpu,
+    cuda,
+    lower,
+)
 from .runtime.ndarray import Device, device, gpu  # noqa: E402
 
 __all__ = [
@@ -37,15 +45,18 @@ __all__ = [
     "runtime",
     "meta_schedule",
     "nd",
+    "s_tir",
     "script",
     "target",
     "te",
     "testing",
     "tir",
+    "tirx",
     "topi",
     "Target",
     "IRModule",
     "build",
+    "compile",
     "cpu",
     "cuda",
     "gpu",

@@ -62,6 +62,7 @@ from .dsl.intrin import (
     truncdiv,
     truncmod,
 )
+from .dsl.intrin_rules import CallEffectKind
 from .errors import ScheduleError
 from .ir.nodes import (
     Allocate,
@@ -87,6 +88,7 @@ from .schedule.tir_schedule import BlockInfo, LoopInfo, Schedule
 from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
 
 __all__ = [
+    "CallEffectKind",
     "call_extern",
     "call_intrin",
     "call_llvm_pure_intrin",

@@ -42,6 +42,7 @@ from ..ir.verify import verify
 from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
 from .gpu_verify import check_gpu_program
+from .intrin_lowering import apply_lowering_rules
 from .kept_results import keep_unread_results
 from .llvm_types import MAX_UNROLL
 from .target import Target, as_target
@@ -69,6 +70,7 @@ def prepare(func: N.PrimFunc, target: Any = None, *, bounds: bool = True) -> N.P
     which reports the block and thread of the access).
     """
     tgt: Target = as_target(target)
+    func = apply_lowering_rules(func, tgt.kind)
     verify(func, tgt.kind)
     if bounds:
         check_bounds(func)

@@ -33,6 +33,10 @@ from .target_check import (
 KINDS = ("llvm", "cuda")
 
 
+#: TVM target kinds we do not generate code for (each named in a clear error)
+_OTHER_TVM_KINDS = ("opencl", "vulkan", "metal", "rocm", "webgpu", "c", "hexagon", "spirv")
+
+
 @functools.cache
 def host_cpu() -> tuple[str, str]:
     """(LLVM CPU name, feature string) of this machine."""
@@ -258,6 +262,11 @@ def _parse(spec: Any, kwargs: dict) -> dict:
     opts.update({k.replace("-", "_"): v for k, v in kwargs.items()})
     kind = opts.pop("kind", "llvm")
     if kind not in KINDS:
+        if kind in _OTHER_TVM_KINDS:
+            raise TargetError(
+                f"target {kind!r} is out of scope: ansor_lab generates code for the CPU "
+                "(target='llvm') and NVIDIA GPUs (target='cuda'); write one of those"
+            )
         raise TargetError(f"unknown target kind {kind!r}; ansor_lab generates code for {KINDS}")
     if kind == "llvm":
         return _llvm(opts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import DSLError
-from . import expr as E, intrin
+from . import expr as E, intrin, intrin_rules
 from .construct import cast
 
 _UNARY: dict[str, Callable] = {name: getattr(intrin, name) for name in intrin.FLOAT_UNARY}
@@ -38,6 +38,8 @@ def _base(name: str) -> str:
 def _call(kind: str, dtype: str, name: str, args: tuple) -> E.PrimExpr:
     if not isinstance(name, str):
         raise DSLError(f"tir.{kind}(dtype, name, *args): name must be a string, got {name!r}")
+    if intrin_rules.is_user_intrinsic(name):  # declared by register_op_attr: its rule lowers it
+        return intrin_rules.user_call(dtype, name, tuple(cast(a, dtype) for a in args))
     base = _base(name)
     values = [cast(a, dtype) for a in args]
     if base in _UNARY and len(values) == 1:
@@ -48,7 +50,10 @@ def _call(kind: str, dtype: str, name: str, args: tuple) -> E.PrimExpr:
     raise DSLError(
         f"tir.{kind}({dtype!r}, {name!r}, ...) with {len(values)} arguments: only these math "
         f"functions can be lowered: {', '.join(known)} (C names like 'expf' and TVM names "
-        "like 'tir.exp' both work); no other foreign function is linked"
+        "like 'tir.exp' both work); no other foreign function is linked. To add an "
+        "intrinsic of your own, declare it with tvm.ir.register_op_attr(name, "
+        "'TCallEffectKind', tvm.tir.CallEffectKind.Pure) and give it a rule per target with "
+        "tvm.ir.register_intrin_lowering(name, target=..., f=rule)"
     )
 
 

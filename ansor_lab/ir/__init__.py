@@ -1,5 +1,6 @@
 """The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
 
+from ..dsl.intrin_rules import register_intrin_lowering, register_op_attr
 from .nodes import (
     NOP,
     Allocate,
@@ -25,6 +26,8 @@ from .verify import verify
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
 __all__ = [
+    "register_intrin_lowering",
+    "register_op_attr",
     "StructuralDifference",
     "assert_structural_equal",
     "structural_equal",

@@ -3,7 +3,13 @@
 from .build import build, lower
 from .export import load_module
 from .module import BenchmarkResult, Module
-from .ndarray import Device, NDArray, cpu, cuda
+from .ndarray import (
+    Device,
+    NDArray,
+    array as tensor,  # TVM >= 0.22: tvm.runtime.tensor(np_array, device)
+    cpu,
+    cuda,
+)
 
 __all__ = [
     "build",
@@ -15,4 +21,5 @@ __all__ = [
     "NDArray",
     "cpu",
     "cuda",
+    "tensor",
 ]

@@ -61,7 +61,6 @@ class SymbolicModule:
         self._build = build
         self._cache: dict[tuple, Any] = {}
         self._last: Any = None
-        self.imported_modules: list = []
         self.shape_vars = program.shape_vars
         self._check_bindable()
 
@@ -151,6 +150,23 @@ class SymbolicModule:
                 "arrays first, then get_source shows that specialization's code"
             )
         return self._last.get_source(fmt)
+
+    @property
+    def imported_modules(self) -> list:
+        """The device modules (a CUDA build's source module), as TVM's host module has them.
+
+        The last specialization called, else the probe's (every shape variable at
+        ``dsl.symbolic.PROBE_VALUE``): a symbolic kernel is compiled per shape here, so its
+        CUDA source is that of one specialization.
+        """
+        mod = self._last
+        if mod is None:
+            binding = self.program.probe_binding()
+            key = tuple(binding[v] for v in self.shape_vars)
+            mod = self._cache.get(key)
+            if mod is None:
+                mod = self._cache[key] = self._build(self.program.lower(binding, self.entry_name))
+        return list(getattr(mod, "imported_modules", []))
 
     @property
     def specializations(self) -> list[tuple]:

@@ -333,6 +333,9 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, OutOfScope
         st = P.compute_stage(self.state, block, "get_loops")
         return self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves]
 
+    #: TVM >= 0.22 calls blocks "sblocks" (``tvm.s_tir.Schedule.get_sblock``)
+    get_sblock = get_block
+
     @instruction("GetLoops", inputs=("block",), pure=True, outputs="list")
     def get_loops(self, block: Any) -> list[LoopRV]:
         """The loops around ``block``, outermost first (those of the block it is computed at

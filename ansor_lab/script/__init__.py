@@ -8,8 +8,14 @@ nest, as ``te.create_prim_func`` prints them) come back as scheduled-ready funct
 
 from __future__ import annotations
 
+import sys
+
 from . import ir, tir
 from .ir import ir_module
 from .parser import from_source
 
-__all__ = ["from_source", "ir", "ir_module", "tir"]
+#: newer TVM (>= 0.22) names ``tvm.script.tir`` ``tvm.script.tirx``
+tirx = tir
+sys.modules[f"{__name__}.tirx"] = tir
+
+__all__ = ["from_source", "ir", "ir_module", "tir", "tirx"]

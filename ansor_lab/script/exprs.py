@@ -49,6 +49,14 @@ def _py_binop(op: ast.operator, a: Any, b: Any) -> Any:
     return _BINOPS[type(op)](a, b)
 
 
+#: the names newer TVM (``tvm.script.tirx``, TVM >= 0.22) gives the same constructs
+_NEW_NAMES = {
+    "sblock": "block",
+    "sblock_alloc_buffer": "alloc_buffer",
+    "sblock_attr": "block_attr",
+}
+
+
 class ExprParser:
     """Evaluates expression nodes; subclasses provide ``lookup`` and the T-namespace check."""
 
@@ -65,8 +73,8 @@ class ExprParser:
         """``"exp"`` for ``T.exp(...)`` (the callee's attribute under the T namespace)."""
         if isinstance(node, ast.Call):
             node = node.func
-        if isinstance(node, ast.Attribute) and self.is_namespace(node.value, "T", "tir"):
-            return node.attr
+        if isinstance(node, ast.Attribute) and self.is_namespace(node.value, "T", "tir", "tirx"):
+            return _NEW_NAMES.get(node.attr, node.attr)
         return None
 
     # -- evaluation ----------------------------------------------------------------
@@ -173,7 +181,7 @@ class ExprParser:
         return N.BufferLoad(buffer, tuple(cast(i, "int32") for i in indices), buffer.dtype)
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
-        if self.is_namespace(node.value, "T", "tir"):
+        if self.is_namespace(node.value, "T", "tir", "tirx"):
             if node.attr in DTYPE_NAMES:
                 return node.attr
             raise self.source.error(node, f"T.{node.attr} is not a value; call it")
@@ -230,6 +238,7 @@ class ExprParser:
             "Select": select,
             "likely": lambda x: x,
             "Cast": lambda dtype, x: cast(x, dtype),
+            "cast": lambda x, dtype: cast(x, dtype),
             "max_value": intrin.max_value,
             "min_value": intrin.min_value,
         }

@@ -225,6 +225,7 @@ class FunctionParser(ExprParser):
     def stmts(self, body: list) -> N.Stmt:
         """A statement list; allocations and lets scope over the statements after them."""
         out: list[N.Stmt] = []
+        body = [part for node in body for part in _unpack_tuple_assign(node)]
         for k, node in enumerate(body):
             wrapped = self._scoping(node)
             if wrapped is not None:
@@ -472,3 +473,22 @@ class FunctionParser(ExprParser):
         if name == "init":
             raise self.source.error(node, "T.init() belongs inside a T.block, after its axes")
         raise self.source.error(node, f"with {ast.unparse(item)}: only T.block(...) is supported")
+
+
+def _unpack_tuple_assign(node: ast.stmt) -> list[ast.stmt]:
+    """``M, N = T.int32(), T.int32()`` as one assignment per name (TVM's printer and
+    tutorials declare shape variables this way); any other statement as it is."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return [node]
+    target, value = node.targets[0], node.value
+    if not (
+        isinstance(target, ast.Tuple)
+        and isinstance(value, ast.Tuple)
+        and len(target.elts) == len(value.elts)
+        and all(isinstance(t, ast.Name) for t in target.elts)
+    ):
+        return [node]
+    return [
+        ast.copy_location(ast.Assign(targets=[t], value=v, lineno=node.lineno), node)
+        for t, v in zip(target.elts, value.elts)
+    ]

@@ -33,8 +33,11 @@ def test_kind_is_a_string_with_tvm_name():
 
 
 def test_unknown_kind_says_what_is_supported():
-    with pytest.raises(tvm.target.TargetError, match="unknown target kind 'rocm'"):
-        tvm.target.Target("rocm")
+    with pytest.raises(tvm.target.TargetError, match="unknown target kind 'tpu'"):
+        tvm.target.Target("tpu")
+    for kind in ("rocm", "opencl", "vulkan", "metal"):
+        with pytest.raises(tvm.target.TargetError, match=f"'{kind}' is out of scope.*'llvm'"):
+            tvm.target.Target(kind)
 
 
 @pytest.mark.parametrize(
