@@ -82,7 +82,8 @@ def without_block_view(func: N.PrimFunc) -> N.PrimFunc:
 def _script(func: N.PrimFunc) -> str | None:
     src = func.source
     written = getattr(src, "written", None)
-    if written is not None and getattr(src, "body", None) is func.body:
+    symbolic = getattr(src, "symbolic_args", None)  # printed by block_script (the probe)
+    if written is not None and not symbolic and getattr(src, "body", None) is func.body:
         return printer.loop_form(src.block_view(func))  # parsed: as written
     if not isinstance(src, ScheduledSource):
         return None

@@ -24,7 +24,7 @@ class PrimFuncSource:
     body: object = field(default=None, compare=False)
     #: parsed from TVMScript: the function as written (blocks, loop kinds, scopes), which
     #: it prints and compares as; the compute definitions keep only what they compute
-    written: object = field(default=None, compare=False)
+    written: object = field(default=None, compare=False, kw_only=True)
 
     def outputs(self) -> list[Tensor]:
         """The args no other arg is computed from (the computed tensors)."""

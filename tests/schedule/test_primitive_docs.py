@@ -56,6 +56,7 @@ READ_ONLY = {
         "from_state",
         "get",
         "get_block",
+        "get_sblock",
         "get_child_blocks",
         "get_consumers",
         "get_loops",
