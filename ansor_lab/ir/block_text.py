@@ -110,42 +110,42 @@ class _Accesses:
         dims = [_dim_text(i, self.inner, ext) for i, ext in zip(indices, buf.shape)]
         return f"{buf.name}[{', '.join(dims)}]"
 
-    def expr(self, e: E.PrimExpr, skip: str | None = None) -> None:
+    def expr(self, e: E.PrimExpr) -> None:
         for node in E.post_order(e):
             if isinstance(node, N.BufferLoad):
                 r = self.region(node.buffer, node.indices)
-                if r != skip and r not in self.reads:
+                if r not in self.reads:
                     self.reads.append(r)
 
-    def stmt(self, s: N.Stmt, skip: str | None = None) -> None:
+    def stmt(self, s: N.Stmt) -> None:
         if isinstance(s, N.SeqStmt):
             for x in s.seq:
-                self.stmt(x, skip)
+                self.stmt(x)
         elif isinstance(s, N.For):
             lo, ext = s.min, s.extent
             known = isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm)
             self.inner[s.loop_var] = (lo.value, ext.value) if known else None
-            self.stmt(s.body, skip)
+            self.stmt(s.body)
         elif isinstance(s, N.BufferStore):
             w = self.region(s.buffer, s.indices)
             if w not in self.writes:
                 self.writes.append(w)
-            self.expr(s.value, skip)
+            self.expr(s.value)
             for i in s.indices:
-                self.expr(i, skip)
+                self.expr(i)
         elif isinstance(s, N.LetStmt):
-            self.expr(s.value, skip)
+            self.expr(s.value)
             self.inner[s.var] = None
-            self.stmt(s.body, skip)
+            self.stmt(s.body)
         elif isinstance(s, N.IfThenElse):
-            self.expr(s.condition, skip)
-            self.stmt(s.then_case, skip)
+            self.expr(s.condition)
+            self.stmt(s.then_case)
             if s.else_case is not None:
-                self.stmt(s.else_case, skip)
+                self.stmt(s.else_case)
         elif isinstance(s, N.Evaluate):
-            self.expr(s.value, skip)
+            self.expr(s.value)
         elif isinstance(s, (N.Allocate, N.Block)):
-            self.stmt(s.body, skip)
+            self.stmt(s.body)
 
 
 def reads_writes(parts: BlockParts) -> tuple[list[str], list[str]]:
@@ -158,7 +158,7 @@ def reads_writes(parts: BlockParts) -> tuple[list[str], list[str]]:
     if parts.init is not None:
         acc.stmt(parts.init)
     writes_of_init = list(acc.writes)
-    acc.stmt(parts.body, skip=None)
+    acc.stmt(parts.body)
     if parts.init is not None:
         acc.reads = [r for r in acc.reads if r not in acc.writes]
     for w in writes_of_init:
