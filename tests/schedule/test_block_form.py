@@ -99,6 +99,8 @@ def _mlc_schedule() -> tir.Schedule:
 
 
 def test_mlc_mm_relu_schedule_equals_the_course_expected_module():
+    # before any step, the schedule's module is the module it was made from
+    tvm.ir.assert_structural_equal(tir.Schedule(MyModule).mod, MyModule)
     sch = _mlc_schedule()
     tvm.ir.assert_structural_equal(sch.mod, Expected)
     assert tvm.ir.structural_equal(sch.mod["mm_relu"], Expected["mm_relu"])
