@@ -109,10 +109,20 @@ def _show(x: object) -> str:
     return f"{type(x).__name__} {text[:80]}"
 
 
+def _view(x: object) -> object:
+    """A function that has a block form (a schedule's module) compares as that form."""
+    if isinstance(x, N.PrimFunc):
+        make = getattr(x.source, "block_view", None)
+        view = make(x) if callable(make) else None
+        if view is not None:
+            return view
+    return x
+
+
 def _functions(x: object) -> object:
     if isinstance(x, N.IRModule):
-        return tuple(sorted(x.functions.items()))
-    return x
+        return tuple(sorted((k, _view(f)) for k, f in x.functions.items()))
+    return _view(x)
 
 
 def _compare(lhs: object, rhs: object, map_free_vars: bool) -> None:

@@ -12,6 +12,7 @@ import math
 import time
 from typing import Any
 
+from ..schedule.block_view import lowered_script
 from .html import FONT, esc, fmt_duration, fmt_seconds, highlight, pre
 
 #: plotly's default qualitative colors, one per task
@@ -155,7 +156,7 @@ class TuneView:
         Trace.from_json(trace).apply_to_schedule(sch)
         trace_html = highlight(str(sch.trace))
         try:
-            ir_html = highlight(sch.mod.script())
+            ir_html = highlight(lowered_script(sch.mod))
         except Exception as err:  # noqa: BLE001 - show what failed, keep the rest
             ir_html = pre(f"lowering failed: {err}")
         kind = "cuda" if task.target.kind == "cuda" else "ll"

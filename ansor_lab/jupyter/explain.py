@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnsorLabError
+from ..schedule.block_view import lowered_script
 
 
 class ExplainError(AnsorLabError, LookupError):
@@ -350,7 +351,7 @@ def explain_record(
         trace=str(sch.trace),
         reference=reference,
         diff=diff,
-        ir=sch.mod.script(),
+        ir=lowered_script(sch.mod),
     )
 
 

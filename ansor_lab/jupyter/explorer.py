@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import AnsorLabError, ScheduleError
 from ..ir import nodes as N
+from ..schedule.block_view import lowered_script
 from ..schedule.tir_schedule import LoopInfo, Schedule
 from ..schedule.trace import BlockRV, LoopRV, Trace
 
@@ -186,7 +187,7 @@ class ScheduleExplorer:
         self.measurements: list[Measurement] = []
         self.error = ""
         self.message = ""
-        self.ir_text = self.schedule.mod.script()
+        self.ir_text = lowered_script(self.schedule.mod)
         self.previous_ir = ""
         self.changed_lines: list[int] = []
         self._ir_html = ir_diff_html("", self.ir_text)[0]
@@ -373,7 +374,7 @@ class ScheduleExplorer:
             norm = self._normalize(op, block, params)
             trial = self.schedule.copy()  # atomic: the real schedule changes only on success
             self._run(trial, op, block, norm)
-            text = trial.mod.script()
+            text = lowered_script(trial.mod)
         except AnsorLabError as err:
             self._set_error(f"{op} on block {block!r}: {err}")
             return None
@@ -388,7 +389,7 @@ class ScheduleExplorer:
     def _adopt(self, sch: Schedule, text: str | None, message: str) -> None:
         self.schedule = sch
         self.previous_ir = self.ir_text
-        self.ir_text = text if text is not None else sch.mod.script()
+        self.ir_text = text if text is not None else lowered_script(sch.mod)
         self._ir_html, self.changed_lines = ir_diff_html(self.previous_ir, self.ir_text)
         self.error = ""
         self.message = message

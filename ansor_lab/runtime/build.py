@@ -14,6 +14,7 @@ from ..dsl import expr as E
 from ..dsl.tensor import Tensor
 from ..errors import CodegenError, LoweringError, UnknownKeywordError
 from ..ir import nodes as N
+from ..schedule.block_view import without_block_view
 from ..schedule.lower import lower_state
 from ..schedule.symbolic_schedule import symbolic_program
 from ..schedule.te_schedule import Schedule
@@ -65,7 +66,7 @@ def lower(
     program = symbolic_program(inp, args)
     if program is not None:
         return lower_symbolic(program, name)
-    func = _lower_func(inp, args, name)
+    func = without_block_view(_lower_func(inp, args, name))
     return N.IRModule({func.name: func})
 
 

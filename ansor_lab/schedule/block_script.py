@@ -3,8 +3,9 @@
 An unscheduled function made from compute definitions prints in TVM's block form (each
 stage a ``T.block`` in a ``T.grid`` of its own axes, ``T.axis.remap``, ``T.reads`` /
 ``T.writes``, ``T.init()`` for reductions); ``tvm.script.from_source`` parses that text
-back to a structurally equal function. Scheduled and lowered functions keep the loop
-form (``ir.printer``): their loops are no longer one grid per stage.
+back to a structurally equal function. A schedule's module prints the block form of its
+State (``block_view``, ``block_emit``); lowered functions (``tvm.lower``) keep the loop
+form (``ir.printer``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from ..dsl.symbolic import SymbolicComputeOp, SymbolicPlaceholderOp
 from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N
-from . import block_script  # noqa: F401 - registers the block-form printer
+from . import block_script, block_view  # noqa: F401 - register the block-form printers
 from .ignored import warn_ignored
 from .lower import lower_state
 from .state import State
@@ -22,10 +22,27 @@ class PrimFuncSource:
     #: the body create_prim_func lowered (the function prints in block form while its body
     #: is this one; schedules' modules share the source but not the body)
     body: object = field(default=None, compare=False)
+    #: parsed from TVMScript: the function as written (blocks, loop kinds, scopes), which
+    #: it prints and compares as; the compute definitions keep only what they compute
+    written: object = field(default=None, compare=False, kw_only=True)
 
     def outputs(self) -> list[Tensor]:
         """The args no other arg is computed from (the computed tensors)."""
         return [t for t in self.args if not _is_placeholder(t)]
+
+    def block_view(self, func: N.PrimFunc) -> N.PrimFunc | None:
+        """The TensorIR block form ``func`` compares as (None unless it is this body)."""
+        if func.body is not self.body:
+            return None
+        if self.written is not None:
+            return N.PrimFunc(self.written.params, self.written.body, func.name, func.attrs)
+        from .block_emit import BlockFormUnavailable, block_form_func  # noqa: PLC0415 - cycle
+
+        try:
+            state = State.create(self.outputs(), list(self.args))
+            return block_form_func(state, list(self.args), func.name, func.attrs)
+        except BlockFormUnavailable:
+            return None
 
 
 def _is_placeholder(t: Tensor) -> bool:

@@ -40,14 +40,18 @@ class LocationSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -59,14 +63,20 @@ class LocationSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "C"
+                B = T.alloc_buffer((64, 64), "float32")
                 for i_1 in range(64):
-                    B = T.alloc_buffer((1, 64), "float32")
-                    # stage "B"
                     for j in range(64):
-                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
                     for j_1 in range(64):
-                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+                        with T.block("C"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                            T.reads(B[v_i, v_j])
+                            T.writes(C[v_i, v_j])
+                            C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "compute_at")
         value = self._lookup(loop, LoopRV, "compute_at")
@@ -102,14 +112,18 @@ class LocationSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -121,14 +135,20 @@ class LocationSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "B"
+                B = T.alloc_buffer((64, 64), "float32")
                 for i in range(64):
-                    B = T.alloc_buffer((1, 64), "float32")
                     for j in range(64):
-                        B[0, j] = A[i, j] * T.float32(2.0)
-                    # stage "C"
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
                     for j_1 in range(64):
-                        C[i, j_1] = B[0, j_1] + T.float32(1.0)
+                        with T.block("C"):
+                            v_i, v_j = T.axis.remap("SS", [i, j_1])
+                            T.reads(B[v_i, v_j])
+                            T.writes(C[v_i, v_j])
+                            C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "reverse_compute_at")
         target, name = self._loop(loop, "reverse_compute_at")
@@ -161,14 +181,18 @@ class LocationSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -179,10 +203,12 @@ class LocationSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "C"
-                for i in range(64):
-                    for j in range(64):
-                        C[i, j] = A[i, j] * T.float32(2.0) + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = A[v_i, v_j] * T.float32(2.0) + T.float32(1.0)
         """
         b = self._block(block, "compute_inline")
         self._step("ComputeInline", {"block": block}, lambda s: P.compute_inline(s, b))
@@ -202,14 +228,18 @@ class LocationSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -220,10 +250,12 @@ class LocationSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "C"
-                for i in range(64):
-                    for j in range(64):
-                        C[i, j] = A[i, j] * T.float32(2.0) + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = A[v_i, v_j] * T.float32(2.0) + T.float32(1.0)
         """
         b = self._block(block, "reverse_compute_inline")
         self._step(
@@ -243,14 +275,20 @@ class LocationSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "C"
+                B = T.alloc_buffer((64, 64), "float32")
                 for i_1 in range(64):
-                    B = T.alloc_buffer((1, 64), "float32")
-                    # stage "B"
                     for j in range(64):
-                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
                     for j_1 in range(64):
-                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+                        with T.block("C"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                            T.reads(B[v_i, v_j])
+                            T.writes(C[v_i, v_j])
+                            C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -265,14 +303,18 @@ class LocationSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i_1, j_1 in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "compute_root")
         self._step("ComputeRoot", {"block": block}, lambda s: P.compute_root(s, b))

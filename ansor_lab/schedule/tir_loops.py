@@ -49,10 +49,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -64,11 +66,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i_0 in range(4):
-                    for i_1 in range(16):
-                        for j in range(64):
-                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+                for i_0, i_1, j in T.grid(4, 16, 64):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_0 * 16 + i_1)
+                        v_j = T.axis.spatial(64, j)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         block, name = self._loop(loop, "split")
         if factors is None:
@@ -108,10 +112,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -123,10 +129,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i_j_fused in range(4096):
-                    B[i_j_fused // 64, i_j_fused % 64] = A[i_j_fused // 64, i_j_fused % 64] * T.float32(2.0)
-        """  # noqa: E501
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_j_fused // 64)
+                        v_j = T.axis.spatial(64, i_j_fused % 64)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+        """
         resolved = [self._loop(lp, "fuse") for lp in loops]
         blocks = {b for b, _ in resolved}
         if len(blocks) > 1:
@@ -155,10 +165,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -170,10 +182,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for j in range(64):
-                    for i in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for j, i in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         resolved = [self._loop(lp, "reorder") for lp in ordered_loops]
         blocks = {b for b, _ in resolved}
@@ -203,10 +217,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -218,13 +234,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i_0 in range(4):
-                    for j_0 in range(8):
-                        for i_1 in range(16):
-                            for j_1 in range(8):
-                                B[i_0 * 16 + i_1, j_0 * 8 + j_1] = A[i_0 * 16 + i_1, j_0 * 8 + j_1] * T.float32(2.0)
-        """  # noqa: E501
+                for i_0, j_0, i_1, j_1 in T.grid(4, 8, 16, 8):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_0 * 16 + i_1)
+                        v_j = T.axis.spatial(64, j_0 * 8 + j_1)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+        """
         xo, xi = self.split(x, [None, x_factor])
         yo, yi = self.split(y, [None, y_factor])
         self.reorder(xo, yo, xi, yi)
@@ -256,10 +273,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -271,10 +290,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.parallel(64):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Parallel", loop, "parallel")
 
@@ -292,10 +314,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -308,11 +332,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j_0 in range(8):
-                        for j_1 in T.vectorized(8):
-                            B[i, j_0 * 8 + j_1] = A[i, j_0 * 8 + j_1] * T.float32(2.0)
+                for i, j_0 in T.grid(64, 8):
+                    for j_1 in T.vectorized(8):
+                        with T.block("B"):
+                            v_i = T.axis.spatial(64, i)
+                            v_j = T.axis.spatial(64, j_0 * 8 + j_1)
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Vectorize", loop, "vectorize")
 
@@ -328,10 +355,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -344,11 +373,14 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j_0 in range(16):
-                        for j_1 in T.unroll(4):
-                            B[i, j_0 * 4 + j_1] = A[i, j_0 * 4 + j_1] * T.float32(2.0)
+                for i, j_0 in T.grid(64, 16):
+                    for j_1 in T.unroll(4):
+                        with T.block("B"):
+                            v_i = T.axis.spatial(64, i)
+                            v_j = T.axis.spatial(64, j_0 * 4 + j_1)
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         self._annotate_kind("Unroll", loop, "unroll")
 
@@ -365,10 +397,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -381,10 +415,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.thread_binding(64, thread="blockIdx.x"):
                     for j in T.thread_binding(64, thread="threadIdx.x"):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         tag = getattr(thread_axis, "thread_tag", thread_axis)
         self._annotate_kind("Bind", loop, str(tag))
@@ -404,10 +441,12 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -419,10 +458,13 @@ class LoopSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         if isinstance(block_or_loop, LoopRV):
             block, name = self._loop(block_or_loop, "annotate")

@@ -52,10 +52,12 @@ class SamplingSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -68,11 +70,13 @@ class SamplingSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i_0 in range(4):
-                    for i_1 in range(16):
-                        for j in range(64):
-                            B[i_0 * 16 + i_1, j] = A[i_0 * 16 + i_1, j] * T.float32(2.0)
+                for i_0, i_1, j in T.grid(4, 16, 64):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(64, i_0 * 16 + i_1)
+                        v_j = T.axis.spatial(64, j)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         block, name = self._loop(loop, "sample_perfect_tile")
         extent = derive_extents(P.leaf(self.state, block, name, "sample_perfect_tile"))[name]
@@ -131,10 +135,12 @@ class SamplingSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
 
         Schedule::
 
@@ -147,10 +153,13 @@ class SamplingSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in T.serial(64, annotations={"pragma_auto_unroll_max_step": 16}):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
         candidates = [int(c) for c in candidates]
         probs = [float(p) for p in probs]
@@ -201,14 +210,18 @@ class SamplingSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -221,14 +234,20 @@ class SamplingSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "C"
+                B = T.alloc_buffer((64, 64), "float32")
                 for i_1 in range(64):
-                    B = T.alloc_buffer((1, 64), "float32")
-                    # stage "B"
                     for j in range(64):
-                        B[0, j] = A[i_1, j] * T.float32(2.0)
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
                     for j_1 in range(64):
-                        C[i_1, j_1] = B[0, j_1] + T.float32(1.0)
+                        with T.block("C"):
+                            v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                            T.reads(B[v_i, v_j])
+                            T.writes(C[v_i, v_j])
+                            C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "sample_compute_location")
         cands = self.compute_location_candidates(block)

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
+from .block_view import scheduled_func
 from .instruction_kind import REGISTRY, instruction
 from .loop_kinds import REDUCE
 from .loop_program import LoopProgramSchedule
@@ -250,7 +251,11 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
 
     @property
     def mod(self) -> N.IRModule:
-        """The lowered program of the current state, as an IRModule under ``func_name``."""
+        """The program of the current state, as an IRModule under ``func_name``.
+
+        Its function is the optimized lowering (what ``tvm.build`` compiles); it prints,
+        and compares under ``tvm.ir.structural_equal``, as TVM's TensorIR block form.
+        """
         if self.args is None:
             raise ScheduleError(
                 "this schedule has no argument list yet: lower it with tvm.lower(s, [A, B, C])"
@@ -261,6 +266,8 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
             source = self.func.source if self.func is not None else None
             attrs = self.func.attrs if self.func is not None else func.attrs
             func = N.PrimFunc(func.params, func.body, name, attrs, source)
+            if not getattr(source, "symbolic_args", None):  # symbolic: the probe prints
+                func = scheduled_func(func, source, self.state, self.args)
             self._mod_cache = (0, N.IRModule({name: func}))
             self._mod_state = self.state
         return self._mod_cache[1]
@@ -271,7 +278,7 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         return self._trace
 
     def show(self) -> None:
-        """Print the lowered program."""
+        """Print the program (TVM's block form; ``tvm.lower(sch.mod)`` is the loop form)."""
         self.mod.show()
 
     def copy(self) -> Schedule:
@@ -349,13 +356,16 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         on a fresh schedule of the same workload under another (the search's "main").
         """
         init = self._init_block(name)
+        # the update of a decomposed reduction prints as "C_update", as in TVM
+        owner = name[: -len("_update")] if name.endswith("_update") else None
+        target = owner if owner in self.state.stages and name not in self.state.stages else name
         if init is None:
-            self.state.stage(name)  # raises with the list of blocks when unknown
+            self.state.stage(target)  # raises with the list of blocks when unknown
         func_name = self.func_name if func_name is None else func_name
         return self._step(
             "GetBlock",
             {"name": name, "func_name": func_name},
-            lambda s: init or name,
+            lambda s: init or target,
             lambda b: [self._new(BlockRV, b)],
         )[0]
 

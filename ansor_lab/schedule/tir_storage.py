@@ -105,12 +105,14 @@ class StorageSteps:
 
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C[i, j] = T.float32(0.0)
-                        for k in range(16):
-                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
 
         Schedule::
 
@@ -122,16 +124,20 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
                 A_local = T.alloc_buffer((16, 16), "float32", scope="local")
-                # stage "A_local"
-                for ax0 in range(16):
-                    for ax1 in range(16):
-                        A_local[ax0, ax1] = A[ax0, ax1]
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C[i, j] = T.float32(0.0)
-                        for k in range(16):
-                            C[i, j] = C[i, j] + A_local[i, k] * B[k, j]
+                for ax0, ax1 in T.grid(16, 16):
+                    with T.block("A_local"):
+                        v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                        T.reads(A[v_ax0, v_ax1])
+                        T.writes(A_local[v_ax0, v_ax1])
+                        A_local[v_ax0, v_ax1] = A[v_ax0, v_ax1]
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A_local[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A_local[v_i, v_k] * B[v_k, v_j]
         """  # noqa: E501
         b = self._block(block, "cache_read")
         others = [self._block(c, "cache_read") for c in (consumer_blocks or [])]
@@ -176,12 +182,14 @@ class StorageSteps:
 
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C[i, j] = T.float32(0.0)
-                        for k in range(16):
-                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
 
         Schedule::
 
@@ -193,16 +201,20 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
                 C_local = T.alloc_buffer((16, 16), "float32", scope="local")
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C_local[i, j] = T.float32(0.0)
-                        for k in range(16):
-                            C_local[i, j] = C_local[i, j] + A[i, k] * B[k, j]
-                # stage "C_local"
-                for i_1 in range(16):
-                    for j_1 in range(16):
-                        C[i_1, j_1] = C_local[i_1, j_1]
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C_local[v_i, v_j])
+                        with T.init():
+                            C_local[v_i, v_j] = T.float32(0.0)
+                        C_local[v_i, v_j] = C_local[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+                for i_1, j_1 in T.grid(16, 16):
+                    with T.block("C_local"):
+                        v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                        T.reads(C_local[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = C_local[v_i, v_j]
         """  # noqa: E501
         b = self._block(block, "cache_write")
         if write_buffer_index != 0:
@@ -236,11 +248,14 @@ class StorageSteps:
 
             @T.prim_func
             def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
-                # stage "B"
-                for i in range(16):
-                    B[i] = T.float32(0.0)
-                    for k in range(64):
-                        B[i] = B[i] + A[i, k]
+                for i, k in T.grid(16, 64):
+                    with T.block("B"):
+                        v_i, v_k = T.axis.remap("SR", [i, k])
+                        T.reads(A[v_i, v_k])
+                        T.writes(B[v_i])
+                        with T.init():
+                            B[v_i] = T.float32(0.0)
+                        B[v_i] = B[v_i] + A[v_i, v_k]
 
         Schedule::
 
@@ -254,17 +269,22 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
                 B_rf = T.alloc_buffer((4, 16), "float32")
-                # stage "B_rf"
-                for k_1 in range(4):
-                    for i in range(16):
-                        B_rf[k_1, i] = T.float32(0.0)
-                        for k_0 in range(16):
-                            B_rf[k_1, i] = B_rf[k_1, i] + A[i, k_0 * 4 + k_1]
-                # stage "B"
-                for i_1 in range(16):
-                    B[i_1] = T.float32(0.0)
-                    for k_1_v in range(4):
-                        B[i_1] = B[i_1] + B_rf[k_1_v, i_1]
+                for k_1, i, k_0 in T.grid(4, 16, 16):
+                    with T.block("B_rf"):
+                        v_k_1, v_i, v_k_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                        T.reads(A[v_i, v_k_0 * 4 + v_k_1])
+                        T.writes(B_rf[v_k_1, v_i])
+                        with T.init():
+                            B_rf[v_k_1, v_i] = T.float32(0.0)
+                        B_rf[v_k_1, v_i] = B_rf[v_k_1, v_i] + A[v_i, v_k_0 * 4 + v_k_1]
+                for i_1, k_1_v in T.grid(16, 4):
+                    with T.block("B"):
+                        v_i, v_k_1_v = T.axis.remap("SR", [i_1, k_1_v])
+                        T.reads(B_rf[v_k_1_v, v_i])
+                        T.writes(B[v_i])
+                        with T.init():
+                            B[v_i] = T.float32(0.0)
+                        B[v_i] = B[v_i] + B_rf[v_k_1_v, v_i]
         """
         block, name = self._loop(loop, "rfactor")
         return self._step(
@@ -288,12 +308,14 @@ class StorageSteps:
 
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C[i, j] = T.float32(0.0)
-                        for k in range(16):
-                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
 
         Schedule::
 
@@ -306,14 +328,18 @@ class StorageSteps:
 
             @T.prim_func
             def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-                # stage "C"
-                for i in range(16):
-                    for j in range(16):
-                        C[i, j] = T.float32(0.0)
-                for i in range(16):
-                    for j in range(16):
-                        for k in range(16):
-                            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+                for i_init, j_init in T.grid(16, 16):
+                    with T.block("C_init"):
+                        v_i, v_j = T.axis.remap("SS", [i_init, j_init])
+                        T.reads()
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = T.float32(0.0)
+                for i, j, k in T.grid(16, 16, 16):
+                    with T.block("C_update"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(C[v_i, v_j], A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
         """  # noqa: E501
         b = self._block(block, "decompose_reduction")
         owner, name = self._loop(loop, "decompose_reduction")
@@ -350,14 +376,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -369,14 +399,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32", strides=(65, 1))
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i_1, j_1 in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "storage_align")
         self._step(
@@ -410,14 +444,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -429,14 +467,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32", scope="local")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i_1, j_1 in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
         """
         b = self._block(block, "set_scope")
         self._step(
@@ -475,14 +517,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[i_1, j_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(B[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_i, v_j] + T.float32(1.0)
 
         Schedule::
 
@@ -494,14 +540,18 @@ class StorageSteps:
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 B = T.alloc_buffer((64, 64), "float32")
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[j, i] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = B[j_1, i_1] + T.float32(1.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_j, v_i])
+                        B[v_j, v_i] = A[v_i, v_j] * T.float32(2.0)
+                for i_1, j_1 in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i_1, j_1])
+                        T.reads(B[v_j, v_i])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = B[v_j, v_i] + T.float32(1.0)
         """
         b = self._block(block, "transform_layout")
         if pad_value is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 from typing import Any
 
@@ -63,6 +64,11 @@ def _build(parser: FunctionParser, fn: ast.FunctionDef, source: ScriptSource) ->
     from ..schedule.create import create_prim_func  # noqa: PLC0415 - heavy, and above script
 
     func = create_prim_func(args, name=name)
+    # it prints and compares as written (loop kinds, scopes, names), computes as defined
+    written = PrimFunc(params, body, name)
+    func = PrimFunc(
+        func.params, func.body, name, func.attrs, dataclasses.replace(func.source, written=written)
+    )
     return func.with_attr(attrs) if attrs else func
 
 

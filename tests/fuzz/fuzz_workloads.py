@@ -188,12 +188,12 @@ def roundtrip(w: Workload, sch: tir.Schedule, script: str) -> None:
     exec(compile(py, "<trace>", "exec"), ns)  # the trace's own Python rendering
     fresh = w.fresh()
     ns["apply_trace"](fresh)
-    got = fresh.mod.script()
+    got = _texts(fresh.mod)
     assert got == script, f"Python replay differs:\n{got}\n--- expected ---\n{script}"
     data = json.loads(json.dumps(sch.trace.as_json()))
     fresh2 = w.fresh()
     tir.Trace.from_json(data).apply_to_schedule(fresh2)
-    got2 = fresh2.mod.script()
+    got2 = _texts(fresh2.mod)
     assert got2 == script, f"JSON replay differs:\n{got2}\n--- expected ---\n{script}"
     again = json.loads(json.dumps(fresh2.trace.as_json()))
     assert again == data, "the replayed schedule records a different trace"
@@ -203,7 +203,12 @@ def check_schedule(w: Workload, sch: tir.Schedule) -> None:
     """Lower, build, run and compare ``sch``, then check both trace round trips."""
     mod = sch.mod
     compare(w, run_built(w, mod))
-    roundtrip(w, sch, mod.script())
+    roundtrip(w, sch, _texts(mod))
+
+
+def _texts(mod: object) -> str:
+    # the block form a schedule's module prints, and the loop program it builds
+    return mod.script() + "\n# lowered:\n" + tvm.lower(mod).script()
 
 
 def replay_json(name: str, trace_json: dict | str) -> tir.Schedule:

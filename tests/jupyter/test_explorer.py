@@ -14,6 +14,7 @@ pytest.importorskip("ipywidgets")
 from ansor_lab import te, tir  # noqa: E402
 from ansor_lab.jupyter import ScheduleExplorer  # noqa: E402
 from ansor_lab.jupyter.explorer import divisors  # noqa: E402
+from ansor_lab.schedule.block_view import lowered_script  # noqa: E402
 
 GETTERS = {"GetBlock", "GetLoops", "GetChildBlocks"}
 
@@ -49,7 +50,7 @@ def test_steps_are_the_trace_and_the_ir_is_the_schedules(ex: ScheduleExplorer) -
     assert kinds(ex.schedule) == ["Split", "Reorder", "Vectorize", "Parallel"]
     assert ex.steps[-1].trace_len == len(ex.schedule.trace.insts)
     # the IR pane is the schedule's program, with the last change highlighted
-    assert ex.ir_text == ex.schedule.mod.script()
+    assert ex.ir_text == lowered_script(ex.schedule.mod)
     assert "for j_1 in T.vectorized(8):" in ex.ir_text
     assert "for i_1 in T.parallel(32):" in ex.ir_text
     changed = [ex.ir_text.splitlines()[k] for k in ex.changed_lines]
@@ -58,9 +59,9 @@ def test_steps_are_the_trace_and_the_ir_is_the_schedules(ex: ScheduleExplorer) -
     # the exported Python and JSON replay to the same program
     ns = {"func": ex.func}
     exec(compile(ex.export_python(), "export", "exec"), ns)  # our own generated text
-    assert ns["sch"].mod.script() == ex.ir_text
+    assert lowered_script(ns["sch"].mod) == ex.ir_text
     fresh = tir.Schedule(ex.func).replay(ex.export_json())
-    assert fresh.mod.script() == ex.ir_text and str(fresh.trace) == str(ex.schedule.trace)
+    assert lowered_script(fresh.mod) == ex.ir_text and str(fresh.trace) == str(ex.schedule.trace)
     assert json.loads(ex.export_json())["version"] == 1
 
 
@@ -75,7 +76,7 @@ def test_undo_and_redo_replay_trace_prefixes(ex: ScheduleExplorer) -> None:
     assert not ex.undo() and ex.error == "nothing to undo"
     assert ex.redo() and ex.redo()
     assert ex.ir_text == after_two and str(ex.schedule.trace) == trace_two
-    assert ex.ir_text == ex.schedule.mod.script()
+    assert ex.ir_text == lowered_script(ex.schedule.mod)
     # a new step after an undo drops the undone future
     ex.undo()
     ex.apply("unroll", loop="j_1")

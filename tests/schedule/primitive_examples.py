@@ -408,18 +408,22 @@ def render(ex: Example) -> str:
         )
     _, before, after = run(ex)
     return (
-        f"Before::\n\n{_indent(_loop_text(before))}\n\n"
+        f"Before::\n\n{_indent(_before_text(before))}\n\n"
         f"Schedule::\n\n{_indent(ex.code)}\n\n"
         f"After::\n\n{_indent(after.script())}\n"
     )
 
 
-def _loop_text(program: object) -> str:
-    # the documented "Before" is the loop form, like "After" (create_prim_func's own
-    # printing is TVM's block form, see schedule/block_script.py)
-    if isinstance(program, tvm.IRModule):
-        return program.script()
-    return loop_form(program)
+def _before_text(program: object) -> str:
+    # block style: create_prim_func and a schedule's module both print TVM's block form;
+    # TE style: the lowered module prints the loop form
+    return program.script()
+
+
+def loop_text(program: object) -> str:
+    """The loop form of a program (stage markers as comments), whatever style made it."""
+    func = program.main_function() if isinstance(program, tvm.IRModule) else program
+    return loop_form(func)
 
 
 def golden_path(ex: Example) -> Path:

@@ -22,6 +22,7 @@ from ansor_lab.dsl.reference import evaluate
 from ansor_lab.dsl.tensor import ComputeOp, PlaceholderOp, Tensor
 from ansor_lab.errors import ScheduleError
 from ansor_lab.schedule.lower import lower_state
+from ansor_lab.script import from_source
 
 RTOL = ATOL = 1e-4
 
@@ -108,17 +109,33 @@ def replay_json(trace: tir.Trace, fresh: tir.Schedule) -> tir.Schedule:
     return fresh
 
 
+def lowered_text(sch: tir.Schedule) -> str:
+    """The loop program ``sch`` builds (``sch.mod`` itself prints TVM's block form)."""
+    return tvm.lower(sch.mod).script()
+
+
+def program_texts(sch: tir.Schedule) -> str:
+    """The block form ``sch.mod`` prints, then the loop program it builds."""
+    return sch.mod.script() + "\n# lowered:\n" + lowered_text(sch)
+
+
+def verify_block_form_roundtrip(sch: tir.Schedule) -> None:
+    """``sch.mod``'s printed block form parses back to a structurally equal function."""
+    func = sch.mod.main_function()
+    tvm.ir.assert_structural_equal(func, from_source(sch.mod.script()))
+
+
 def verify_trace_roundtrip(sch: tir.Schedule, args: Sequence[Tensor] | None = None) -> str:
     """Both replays of ``sch.trace`` onto fresh schedules lower to ``sch``'s program.
 
     ``args`` defaults to the tensors the schedule's PrimFunc was created from.
     """
-    expected = sch.mod.script()
+    expected = program_texts(sch)
     func = te.create_prim_func(list(args if args is not None else sch.args))
     via_py = replay_python(sch.trace, tir.Schedule(func))
-    assert via_py.mod.script() == expected, "Python trace replay differs"
+    assert program_texts(via_py) == expected, "Python trace replay differs"
     via_json = replay_json(sch.trace, tir.Schedule(func))
-    assert via_json.mod.script() == expected, "JSON trace replay differs"
+    assert program_texts(via_json) == expected, "JSON trace replay differs"
     assert str(via_json.trace) == str(sch.trace)
     return expected
 
@@ -138,13 +155,15 @@ def check(
     contains: Sequence[str] = (),
     absent: Sequence[str] = (),
 ) -> str:
-    """IR contents, LLVM result vs numpy, and both trace round trips; returns the text."""
-    text = sch.mod.script()
+    """Lowered IR contents, LLVM result vs numpy, both trace round trips and the block
+    form's print -> parse round trip; returns the lowered text."""
+    text = lowered_text(sch)
     assert_contains(text, contains)
     for snippet in absent:
         assert snippet not in text, f"{snippet!r} unexpectedly in:\n{text}"
     run_and_compare(tvm.build(sch.mod, target="llvm"), args)
     verify_trace_roundtrip(sch, args)
+    verify_block_form_roundtrip(sch)
     return text
 
 
@@ -155,7 +174,7 @@ def check_te(s: te.Schedule, args: Sequence[Tensor], contains: Sequence[str] = (
     run_and_compare(tvm.build(s, list(args), target="llvm"), args)
     for replay in (replay_python, replay_json):
         fresh = replay(s.trace, tir.Schedule(te.create_prim_func(list(args))))
-        assert fresh.mod.script() == text, f"{replay.__name__} of the TE trace differs"
+        assert lowered_text(fresh) == text, f"{replay.__name__} of the TE trace differs"
     return text
 
 

@@ -71,7 +71,7 @@ def test_matmul_shared_tiles_are_the_blocks():
     assert bufs["A_shared"].shape == (64, 8) and bufs["A_shared"].scope == "shared"
     assert bufs["B_shared"].shape == (8, 64)
     assert bufs["C_local"].shape == (8, 8) and bufs["C_local"].scope == "local"
-    text = str(f)
+    text = str(tvm.lower(f))
     lines = text.splitlines()
     at = {
         name: next(k for k, ln in enumerate(lines) if name in ln)
@@ -169,7 +169,7 @@ def test_block_style_shared_tile_is_relaxed_too():
     sch.compute_at(AA, ko)
     f = sch.mod["main"]
     assert allocs(f)["A_shared"].shape == (64, 8)
-    text = str(f)
+    text = str(tvm.lower(f))
     assert text.index("A_shared = T.alloc_buffer") < text.index("threadIdx.y")
     assert text.count("T.tvm_storage_sync") == 2
 
@@ -312,7 +312,7 @@ def test_storage_align_vectorize_unroll_inside_threads():
     AA.vectorize(AA.leaf_iter_vars[-1])
     CL.unroll(CL.leaf_iter_vars[-1])
     f = tvm.lower(s, args)["main"]
-    text = str(f)
+    text = str(tvm.lower(f))
     assert allocs(f)["A_shared"].padded_strides == (9, 1)
     assert "T.vectorized(" in text and "T.unroll(" in text
     assert text.count('T.tvm_storage_sync("shared")') == 2
@@ -389,7 +389,7 @@ def test_block_style_cooperative_fetch_runs_right():
     f = sch.mod["main"]
     bufs = allocs(f)
     assert bufs["A_shared"].shape == (8, 4) and bufs["B_shared"].shape == (4, 8)
-    assert str(f).count('T.tvm_storage_sync("shared")') == 2
+    assert str(tvm.lower(f)).count('T.tvm_storage_sync("shared")') == 2
     rng = np.random.default_rng(6)
     a, b = rng.random((n, n), "float32"), rng.random((n, n), "float32")
     c = np.zeros((n, n), "float32")

@@ -474,8 +474,11 @@ def test_schedule_accepts_an_irmodule_and_rejects_other_things():
 
     func = te.create_prim_func([A, B, C])
     sch = tir.Schedule(tir.IRModule({"main": func}))
-    # the unscheduled schedule's program is create_prim_func's, printed in the loop form
-    assert sch.mod.script() == loop_form(func)
+    # the unscheduled schedule's program is create_prim_func's: the same lowering, and
+    # both print (and compare) as TVM's block form
+    assert loop_form(tvm.lower(sch.mod)["main"]) == loop_form(func)
+    assert sch.mod.script() == func.script()
+    tvm.ir.assert_structural_equal(sch.mod["main"], func)
     run_and_compare(tvm.build(sch.mod, target="llvm"), [A, B, C])
     with pytest.raises(tir.ScheduleError, match="create_prim_func"):
         tir.Schedule("not a function")

@@ -17,6 +17,7 @@ from schedule_helpers import (
     verify_trace_roundtrip,
 )
 
+import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.errors import ScheduleError
 
@@ -113,7 +114,7 @@ def test_with_decision_replay_changes_the_split():
     func = te.create_prim_func([A, B, C])
     for replay in (replay_python, replay_json):
         fresh = replay(new_trace, tir.Schedule(func))
-        text = fresh.mod.script()
+        text = tvm.lower(fresh.mod).script()
         assert "for i_0 in T.parallel(4):" in text and "for i_1 in range(16):" in text
     # by index too; a non-sampling instruction has no decision to change
     k = trace.insts.index(inst)
