@@ -384,6 +384,11 @@ def compute(
         return _multi_output(dims, fcompute, names, name, tag, attrs, len(body))
     if isinstance(body, Tensor):
         raise DSLError(f"compute {name!r}: the lambda returned tensor {body.name!r}; index it")
+    if isinstance(body, E.Reduce) and not isinstance(body.combiner, str):
+        from .tuple_reduce import tuple_compute  # noqa: PLC0415 - builds on this module
+
+        # a comm_reducer of one value that is not a sum/max/min (a product)
+        return tuple_compute(dims, axis, (body,), name, tag, attrs)[0]
     body = E.as_expr(body)
     check_expr_depth(body, f"compute {name!r}")
     reduce_axes: tuple = ()

@@ -106,13 +106,31 @@ def group_adjacent(order: list) -> list:
     return out
 
 
-def make_reducer(fcombine: Any, fidentity: Any, name: str) -> Any:
+def make_single_reducer(fcombine: Any, fidentity: Any, name: str) -> Any:
+    """The reducer ``te.comm_reducer`` returns for a one-value combine function that is
+    not a sum, max or min (TVM's reduction tutorial: ``lambda x, y: x * y``): a tuple
+    reducer of one element, lowered and scheduled as tuple reducers are."""
+    inner = make_reducer(
+        lambda xs, ys: (fcombine(xs[0], ys[0]),), lambda t: (fidentity(t),), name, minimum=1
+    )
+
+    def reduce(expr: Any, axis: Any = None, where: Any = None, init: Any = None) -> Any:
+        if isinstance(expr, (tuple, list)):
+            raise DSLError(f"{name}: this reducer combines one value: {name}(A[i, k], axis=k)")
+        return inner((expr,), axis=axis, where=where, init=init)[0]
+
+    reduce.__name__ = name
+    reduce.__doc__ = f"The reducer {name!r} (``{name}(A[i, k], axis=k)``)."
+    return reduce
+
+
+def make_reducer(fcombine: Any, fidentity: Any, name: str, minimum: int = 2) -> Any:
     """The reducer ``te.comm_reducer`` returns for a tuple combine function."""
 
     def reduce(exprs: Any, axis: Any = None, where: Any = None, init: Any = None) -> tuple:
         from .intrin import _axis_tuple, any_reduce  # noqa: PLC0415 - intrin imports dsl
 
-        if not isinstance(exprs, (tuple, list)) or len(exprs) < 2:
+        if not isinstance(exprs, (tuple, list)) or len(exprs) < minimum:
             raise DSLError(
                 f"{name}: a tuple reducer takes a tuple of expressions, e.g. "
                 f"{name}((idx[i, k], val[i, k]), axis=k)"
@@ -178,7 +196,11 @@ def tuple_compute(dims: tuple, axis: tuple, bodies: tuple, name: str, tag: str, 
             "(T0, T1 = te.compute(shape, lambda i: argmax((a, b), axis=k)))"
         )
     if any(not isinstance(d, int) for d in dims):
-        raise DSLError(f"compute {name!r}: tuple reductions need static shapes")
+        raise DSLError(
+            f"compute {name!r}: a reducer made by te.comm_reducer that is not a sum, max or "
+            "min (a product, an argmax) needs static shapes; give the shape numbers "
+            "(n = 128 instead of te.var('n'))"
+        )
     ops = []
     for k, body in enumerate(bodies):
         _check_free_vars(name, body.source, axis, body.axis)

@@ -33,11 +33,10 @@ def comm_reducer(fcombine: Any, fidentity: Any, name: str = "reduce") -> Any:
     kinds = {E.Add: "sum", E.Max: "max", E.Min: "min"}
     combiner = kinds.get(type(combined))
     if combiner is None or {combined.a, combined.b} != {x, y}:
-        raise DSLError(
-            f"te.comm_reducer({name!r}): the combine function must be x + y, max(x, y) or "
-            f"min(x, y); got {combined}. Write other reductions with te.sum over a "
-            "transformed value (e.g. a product as te.exp(te.sum(te.log(v))))"
-        )
+        # any other combine function (a product x * y...): a tuple reducer of one element
+        from .tuple_reduce import make_single_reducer  # noqa: PLC0415 - only these need it
+
+        return make_single_reducer(fcombine, fidentity, name)
     reducer = getattr(intrin, combiner)
 
     def reduce(expr: Any, axis: Any = None, where: Any = None, init: Any = None) -> Any:

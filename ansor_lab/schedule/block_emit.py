@@ -27,6 +27,7 @@ from ..dsl import expr as E
 from ..dsl.construct import logical_and
 from ..dsl.intrin import reduce_identity
 from ..dsl.tensor import Tensor
+from ..dsl.tuple_reduce import tuple_combiner
 from ..errors import AnsorLabError
 from ..ir import nodes as N
 from ..ir.simplify import simplify_expr
@@ -181,6 +182,11 @@ class _BlockEmitter(_Lowerer):
             raise BlockFormUnavailable(
                 f"stage {stage.name!r} is a cross-thread reduction (a reduction loop bound "
                 "to threads), which TVM's block form writes with intrinsics we do not print"
+            )
+        if tuple_combiner(self.body(stage)) is not None:
+            raise BlockFormUnavailable(
+                f"stage {stage.name!r} is a te.comm_reducer reduction (argmax, product), "
+                "whose scheduled block form is not printed"
             )
         info = self.info[stage.name]
         leaves = stage.leaves
