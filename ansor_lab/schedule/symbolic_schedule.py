@@ -20,6 +20,7 @@ from ..dsl.tensor import Operation, Tensor
 from ..errors import LoweringError
 from ..ir import nodes as N, printer
 from ..ir.simplify import simplify_stmt
+from .block_view import without_block_view
 from .create import PrimFuncSource, create_prim_func
 from .lower import lower_state
 from .symbolic_print import symbolic_text
@@ -164,7 +165,8 @@ class SymbolicProgram:
             func = create_prim_func(args, name=self.func_name)
         sch = BlockSchedule(func)
         self.trace.apply_to_schedule(sch)
-        return sch.mod.main_function().with_name(name)
+        # the loop program (tvm.lower prints it; the block form is the schedule's view)
+        return without_block_view(sch.mod.main_function()).with_name(name)
 
 
 def symbolic_program(inp: Any, args: Sequence[Tensor] | None) -> SymbolicProgram | None:

@@ -76,6 +76,7 @@ class Schedule:
         state = State.create(self.outputs)
         state.defer_bound_checks = True  # checked at lower/build time, as in TVM
         self.engine = BlockSchedule.from_state(state)
+        self.engine.show_unit_loops = True  # a TE stage's loops are all its iterators
         self._stages: dict[str, Stage] = {}
 
     @property
