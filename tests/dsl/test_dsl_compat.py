@@ -83,7 +83,6 @@ def test_shape_dimensions_have_tvm_value():
 @pytest.mark.parametrize(
     ("call", "advice"),
     [
-        (lambda: te.comm_reducer(lambda x, y: x * y, lambda t: 1.0, name="p"), "te.sum"),
         (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
         (lambda: te.scan(None, None, None, None), "one te.compute per step"),
     ],
