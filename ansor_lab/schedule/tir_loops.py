@@ -12,8 +12,8 @@ from typing import Any
 
 from ..errors import ScheduleError
 from . import primitives as P
+from .init_block import InitLoop, annotate_init_loop
 from .instruction_kind import instruction
-from .tir_storage import InitLoop, annotate_init_loop
 from .trace import LoopRV
 
 

@@ -27,14 +27,18 @@ class MergeSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "B"
-                for i in range(64):
-                    for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                # stage "C"
-                for i_1 in range(64):
-                    for j_1 in range(64):
-                        C[i_1, j_1] = A[i_1, j_1] * T.float32(3.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("B"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i, j in T.grid(64, 64):
+                    with T.block("C"):
+                        v_i, v_j = T.axis.remap("SS", [i, j])
+                        T.reads(A[v_i, v_j])
+                        T.writes(C[v_i, v_j])
+                        C[v_i, v_j] = A[v_i, v_j] * T.float32(3.0)
 
         Schedule::
 
@@ -47,13 +51,19 @@ class MergeSteps:
 
             @T.prim_func
             def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-                # stage "B"
                 for i in range(64):
                     for j in range(64):
-                        B[i, j] = A[i, j] * T.float32(2.0)
-                    # stage "C"
+                        with T.block("B"):
+                            v_i, v_j = T.axis.remap("SS", [i, j])
+                            T.reads(A[v_i, v_j])
+                            T.writes(B[v_i, v_j])
+                            B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
                     for j_1 in range(64):
-                        C[i, j_1] = A[i, j_1] * T.float32(3.0)
+                        with T.block("C"):
+                            v_i, v_j = T.axis.remap("SS", [i, j_1])
+                            T.reads(A[v_i, v_j])
+                            T.writes(C[v_i, v_j])
+                            C[v_i, v_j] = A[v_i, v_j] * T.float32(3.0)
         """  # noqa: E501
         resolved = [self._loop(lp, "merge") for lp in loops]
         if len(resolved) < 2:

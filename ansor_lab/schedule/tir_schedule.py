@@ -17,6 +17,7 @@ from ..errors import IRError, ScheduleError
 from ..ir import nodes as N
 from . import primitives as P
 from .block_view import scheduled_func
+from .init_block import InitBlock, InitLoop
 from .instruction_kind import REGISTRY, instruction
 from .loop_kinds import REDUCE
 from .loop_program import LoopProgramSchedule
@@ -27,7 +28,7 @@ from .tir_loops import LoopSteps
 from .tir_merge import MergeSteps
 from .tir_out_of_scope import OutOfScopeSteps
 from .tir_sampling import SamplingSteps
-from .tir_storage import InitBlock, InitLoop, StorageSteps
+from .tir_storage import StorageSteps
 from .trace import RV, BlockRV, ExprRV, Instruction, LoopRV, Trace, TraceData
 
 #: kind name -> declaration, read without loading (this module is what fills it)
