@@ -26,8 +26,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 
+from ..codegen.llvm import optimize, target_machine
+from ..codegen.target import Target, host_cpu
 from ..errors import AnsorLabError
 
 __all__ = [
@@ -69,8 +73,6 @@ _KERNELS: dict = {}
 def _kernel_ir(lanes: int) -> str:
     """``void read_sum(float* a, i64 nvec, i64 passes, float* out)``: sums ``nvec`` vectors of
     ``lanes`` floats (``nvec`` a multiple of ``CHAINS``) ``passes`` times into ``*out``."""
-    from llvmlite import ir
-
     f32, i64 = ir.FloatType(), ir.IntType(64)
     vec = ir.VectorType(f32, lanes)
     mod = ir.Module("read_sum")
@@ -123,11 +125,6 @@ def _kernel_ir(lanes: int) -> str:
 def _kernel():
     """(the compiled read_sum as a ctypes function, lanes, its engine) for this CPU."""
     if "read_sum" not in _KERNELS:
-        import llvmlite.binding as llvm
-
-        from ..codegen.llvm import optimize, target_machine
-        from ..codegen.target import Target
-
         host = Target("llvm")
         lanes = host.vector_lanes_f32
         mod = llvm.parse_assembly(_kernel_ir(lanes))
@@ -189,8 +186,6 @@ def measure_read_bandwidth(
     if sinks[0] != per_thread * block:
         raise AssertionError(f"read_sum summed {sinks[0]}, not {per_thread * block}")
     rates = [buf.nbytes * passes / run(passes) / 1e9 for _ in range(repeats)]
-    from ..codegen.target import host_cpu
-
     return BandwidthMeasurement(
         nbytes=int(buf.nbytes),
         threads=threads,
@@ -237,8 +232,6 @@ def cache_path() -> Path:
 
 
 def _machine_key(threads: int) -> str:
-    from ..codegen.target import host_cpu
-
     return f"{host_cpu()[0]}|{os.cpu_count()}|threads={threads}"
 
 
