@@ -10,8 +10,9 @@ or ``$ANSOR_LAB_CACHE_DIR``). Peak compute is the larger of two float32 measurem
 every usable core: a loop of independent multiply-adds at the host's vector width
 (compiled with LLVM for this CPU), and a numpy (BLAS) matmul. A BLAS alone is not a roof:
 OpenBLAS 0.3.31 runs 256-bit kernels on Zen 5, half of what its AVX-512 units do, and
-tuned kernels went through that roof. Memory bandwidth is a copy between two arrays much
-larger than the last-level cache.
+tuned kernels went through that roof. Memory bandwidth is the streaming read bandwidth of
+every usable core (``measure.bandwidth.read_bandwidth``: our read-sum kernel over a buffer
+far larger than the last-level cache, cached per machine).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def _measure_peak_gflops(n: int = 512, repeats: int = 8) -> float:
 # every pipe (2 on current x86 cores) with room to spare, and few enough to stay in the
 # vector registers (16 below AVX-512, 32 with it).
 _CHAINS = {16: 12, 32: 12, 64: 24}
+_BANDWIDTH_METHOD = "read bandwidth: measure.bandwidth.read_bandwidth on every core"
 _FMA_METHOD = "LLVM multiply-add loop on every core, or numpy float32 matmul 512^3 (BLAS)"
 
 
@@ -205,12 +207,11 @@ def multiply_add_peak_gflops(
     return best
 
 
-def _measure_bandwidth_gbs(mbytes: int = 64, repeats: int = 5) -> float:
-    n = mbytes * (1 << 20) // 4
-    src = np.ones(n, dtype=np.float32)
-    dst = np.empty_like(src)
-    t = _best_seconds(lambda: np.copyto(dst, src), repeats)
-    return 2.0 * src.nbytes / t / 1e9  # one read and one write of every byte
+def _measure_bandwidth_gbs(cache: Path) -> float:
+    from ..codegen.target import Target
+    from ..measure.bandwidth import read_bandwidth
+
+    return read_bandwidth(threads=max(1, Target("llvm").num_cores), path=cache).gbs
 
 
 def measure_peaks(force: bool = False, path: str | os.PathLike | None = None) -> MachinePeaks:
@@ -225,16 +226,17 @@ def measure_peaks(force: bool = False, path: str | os.PathLike | None = None) ->
             data = {}
     # peaks measured by an older method (a BLAS matmul alone) are measured again
     cached = data.get(key)
-    if not force and isinstance(cached, dict) and cached.get("method", "").startswith(_FMA_METHOD):
+    method = cached.get("method", "") if isinstance(cached, dict) else ""
+    if not force and method.startswith(_FMA_METHOD) and _BANDWIDTH_METHOD in method:
         try:
             return MachinePeaks(**cached)
         except TypeError:
             pass
     peaks = MachinePeaks(
         peak_gflops=max(multiply_add_peak_gflops(), _measure_peak_gflops()),
-        bandwidth_gbs=_measure_bandwidth_gbs(),
+        bandwidth_gbs=_measure_bandwidth_gbs(file.with_name("bandwidth.json")),
         cpu=key,
-        method=f"{_FMA_METHOD}; numpy copy of 64 MiB",
+        method=f"{_FMA_METHOD}; {_BANDWIDTH_METHOD}",
         measured_at=time.time(),
     )
     data[key] = asdict(peaks)

@@ -216,8 +216,8 @@ def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") ->
 
 def default_nbytes() -> int:
     """The buffer ``read_bandwidth`` streams: 4x the last-level cache, between 256 MiB and
-    1 GiB (a virtual machine may report its host's whole L3: the bound keeps it sane)."""
-    return int(min(max(4 * _last_level_cache_bytes(), 256 << 20), 1 << 30))
+    512 MiB (a virtual machine may report its host's whole L3: the bound keeps it sane)."""
+    return int(min(max(4 * _last_level_cache_bytes(), 256 << 20), 512 << 20))
 
 
 def cache_path() -> Path:
