@@ -21,6 +21,7 @@ lanes ``L`` is a searched choice among ``LANE_CHOICES`` dividing the axis's exte
 
 from __future__ import annotations
 
+from ..codegen.horizontal_sum import HORIZONTAL_SUM
 from ..dsl import expr as E
 from ..errors import ScheduleError
 from ..schedule.state import Stage, State, derive_extents, effective_reads
@@ -106,6 +107,8 @@ def apply_vector_rfactor(sch: Schedule, block: str, axis: str, choices: tuple) -
         n_spatial = len(sch.state.stage(block).op.axis)
         sch.compute_at(rf, own[len(own) - len(sch.state.stage(block).leaves) + n_spatial - 1])
     combiner = st.op.body[0].combiner if isinstance(st.op.body[0], E.Reduce) else "reduce"
+    if combiner == "sum":  # the final sum of the lanes, emitted as a vector shuffle tree
+        sch.annotate(sch.get_loops(sch.get_block(block))[-1], HORIZONTAL_SUM, 1)
     sch.annotate(
         rf,
         REASSOCIATION,
