@@ -48,6 +48,7 @@ from .sketch_reduction import (
     column_reduction_alts,
     row_fusion_alts,
     row_fusion_loop,
+    thread_split_alt,
     vector_reduction,
     vector_rfactor_alt,
 )
@@ -339,6 +340,22 @@ RULES: list[SketchRule] = [
     ),
     SketchRule("column_reduction", column_reduction, column_reduction_alts),
 ]
+
+
+def cpu_rules(num_cores: int) -> list[SketchRule]:
+    """``RULES`` for a CPU target with ``num_cores`` cores: with several, a reduction that
+    gets partial results in vector lanes may also be split across the threads
+    (``thread_split_alt``), a searched choice next to the others."""
+    if num_cores <= 1:
+        return RULES
+
+    def alts(state, st):
+        return _vector_rfactor_alts(state, st) + thread_split_alt(state, st, num_cores)
+
+    return [
+        SketchRule(r.name, r.condition, alts, r.skip_rest) if r.name == "vector_rfactor" else r
+        for r in RULES
+    ]
 
 
 @dataclass

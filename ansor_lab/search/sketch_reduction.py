@@ -131,6 +131,53 @@ def vector_rfactor_alt(state: State, st: Stage) -> list:
     ]
 
 
+def thread_split_alt(state: State, st: Stage, threads: int) -> list:
+    """With ``threads`` cores, the reduction split across them (a parallel rfactor), or []:
+    ``k = (kp, kr)`` with ``kp`` of extent ``threads`` factored out into a block of
+    per-thread partial results ``S_rf[kp, ...] = sum_kr ...`` (its ``kp`` loop is spatial,
+    so the sampled parallel annotation runs one ``kp`` per thread: each thread sums its
+    share of the reduction), whose own ``kr`` then gets partial results in vector lanes;
+    ``S`` adds the ``threads`` partial results. For a GEMV with few outputs and a long
+    reduction, rows alone would leave threads idle or split a row's stream."""
+    found = vector_reduction(state, st)
+    if found is None or threads < 2:
+        return []
+    axis, _ = found
+    extent = derive_extents(st).get(axis)
+    if not isinstance(extent, int) or extent % threads:
+        return []
+    per = extent // threads
+    choices = tuple(c for c in LANE_CHOICES if per % c == 0 and per // c >= 2)
+    if not choices:
+        return []
+    return [
+        (
+            f"rfactor({axis}, {threads} threads x vector lanes)",
+            lambda sch, b: apply_thread_split(sch, b, axis, threads, choices),
+        )
+    ]
+
+
+def apply_thread_split(sch: Schedule, block: str, axis: str, threads: int, choices: tuple):
+    """Split ``axis`` as (kp, kr) with ``threads`` parts, rfactor ``kp`` to the front of a
+    per-thread partial-result block, then vector lanes over that block's ``kr``."""
+    st = sch.state.stage(block)
+    loops = sch.get_loops(sch.get_block(block))
+    loops = loops[len(loops) - len(st.leaves) :]
+    kp, _ = sch.split(loops[st.leaves.index(axis)], [threads, None])
+    rf = sch.rfactor(kp, 0)
+    rf_name = sch.get(rf).name
+    combiner = st.op.body[0].combiner if isinstance(st.op.body[0], E.Reduce) else "reduce"
+    sch.annotate(
+        rf,
+        REASSOCIATION,
+        f"{combiner} over {axis} reassociated: {threads} per-thread partial results, "
+        f"added by {block}",
+    )
+    rf_stage = sch.state.stage(rf_name)
+    apply_vector_rfactor(sch, rf_name, rf_stage.leaves[-1], choices)
+
+
 # --------------------------------------------------------------------------------------
 # Row fusion: the statistics of a row computed where the row is consumed
 
