@@ -33,11 +33,13 @@ from llvmlite import ir
 from ..codegen.llvm import optimize, target_machine
 from ..codegen.target import Target, host_cpu
 from ..errors import AnsorLabError
+from .peak import multiply_add_peak_gflops
 
 __all__ = [
     "BandwidthMeasurement",
     "cache_path",
     "default_nbytes",
+    "machine_balance",
     "measure_read_bandwidth",
     "read_bandwidth",
 ]
@@ -245,12 +247,7 @@ def read_bandwidth(
     or measured over ``nbytes`` (default ``default_nbytes()``; about a second) and cached."""
     file = Path(path) if path is not None else cache_path()
     key = _machine_key(threads)
-    data: dict = {}
-    if file.exists():
-        try:
-            data = json.loads(file.read_text())
-        except (OSError, ValueError):
-            data = {}
+    data = _read(file)
     cached = data.get(key)
     if not force and isinstance(cached, dict) and cached.get("method") == METHOD:
         try:
@@ -258,7 +255,45 @@ def read_bandwidth(
         except TypeError:
             pass
     got = measure_read_bandwidth(nbytes or default_nbytes(), threads, repeats=5)
-    data[key] = asdict(got)
+    _write(file, key, asdict(got))
+    return got
+
+
+def machine_balance(
+    threads: int = 1, measure: bool = False, path: str | os.PathLike | None = None
+) -> float | None:
+    """Bytes per float32 flop this machine's ``threads`` cores can stream at their peak:
+    the read bandwidth (``read_bandwidth``) over the multiply-add peak
+    (``multiply_add_peak_gflops``). From the cache; when it holds no figure, measured and
+    cached if ``measure``, else None (the search never measures: a tuning run reads what
+    the roofline, a bench or ``machine_balance(measure=True)`` stored)."""
+    file = Path(path) if path is not None else cache_path()
+    key = _machine_key(threads) + "|balance"
+    cached = _read(file).get(key)
+    if isinstance(cached, dict) and cached.get("method") == METHOD:
+        try:
+            return float(cached["gbs"]) / float(cached["peak_gflops"])
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            pass
+    if not measure:
+        return None
+    gbs = read_bandwidth(threads, path=file).gbs
+    peak = multiply_add_peak_gflops(threads=threads)
+    _write(file, key, {"gbs": gbs, "peak_gflops": peak, "method": METHOD})
+    return gbs / peak
+
+
+def _read(file: Path) -> dict:
+    try:
+        data = json.loads(file.read_text()) if file.exists() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(file: Path, key: str, value: dict) -> None:
+    data = _read(file)  # read again: another process may have added its figures
+    data[key] = value
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         tmp = file.with_suffix(f".{os.getpid()}.tmp")
@@ -266,4 +301,3 @@ def read_bandwidth(
         tmp.replace(file)
     except OSError:
         pass  # a read-only home: the figure is still returned
-    return got

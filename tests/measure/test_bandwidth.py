@@ -44,3 +44,15 @@ def test_read_bandwidth_is_cached_per_machine_and_thread_count(tmp_path):
 
 def test_default_buffer_is_past_the_last_level_cache():
     assert 256 << 20 <= bw.default_nbytes() <= 512 << 20
+
+
+def test_machine_balance_reads_the_cache_and_never_measures_unless_asked(tmp_path):
+    path = tmp_path / "bw.json"
+    assert bw.machine_balance(1, path=path) is None  # nothing cached: no measurement
+    assert not path.exists()
+    key = bw._machine_key(1) + "|balance"
+    path.write_text(json.dumps({key: {"gbs": 10.0, "peak_gflops": 200.0, "method": bw.METHOD}}))
+    assert bw.machine_balance(1, path=path) == pytest.approx(0.05)
+    stale = {key: {"gbs": 10.0, "peak_gflops": 200.0, "method": "older"}}
+    path.write_text(json.dumps(stale))
+    assert bw.machine_balance(1, path=path) is None

@@ -88,3 +88,25 @@ def test_two_threads_split_the_gemv_reduction_across_threads():
         f(x, w, out)
         np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
     assert seen_parallel_halves  # the parallel depth 1 runs one half per thread
+
+
+def test_the_prior_bounds_a_gemv_by_the_machines_balance():
+    from ansor_lab.search.prior import analytic_score, compulsory_bytes
+
+    policy = policy_of(gemv(n=96, k=512))
+    k = sketch_named(policy, "rfactor(k, vector lanes)")
+    funcs = []
+    for _ in range(6):
+        _, sch = policy.space.sample(k)
+        funcs.append(tvm.lower(sch.mod)["main"])
+    assert compulsory_bytes(funcs[0]) == 4 * (512 + 96 * 512 + 96)
+    free = [analytic_score(f, 64, 1) for f in funcs]
+    # 0.05 bytes per flop: reading 4 bytes per 2 flops allows 1/40 of peak, below every
+    # register-tile score; the variants then tie at that bound (within the small work of
+    # their horizontal sums) where the register-tile scores differed by 1.5x
+    bound = [analytic_score(f, 64, 1, balance=0.05) for f in funcs]
+    assert all(b < s for b, s in zip(bound, free, strict=True))
+    assert max(bound) / min(bound) < 1.05 and max(free) / min(free) > 1.3
+    assert max(bound) < 0.1  # the prior counts index arithmetic as work too: not 1/40
+    # a machine with an abundance of bandwidth changes nothing
+    assert [analytic_score(f, 64, 1, balance=1e9) for f in funcs] == free
