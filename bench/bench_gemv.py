@@ -17,6 +17,9 @@ import argparse
 import os
 import statistics
 import sys
+import time
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -25,7 +28,37 @@ from bench_bandwidth import numpy_sum_gbs  # noqa: E402
 from bench_ops import inputs_for, time_ours, tune  # noqa: E402
 from ops_defs import BY_NAME  # noqa: E402
 
+import ansor_lab as tvm  # noqa: E402
 from ansor_lab.measure.bandwidth import measure_read_bandwidth, read_bandwidth  # noqa: E402
+from ansor_lab.schedule.trace import Trace  # noqa: E402
+
+
+def build_best(task, trace: dict, threads: int):
+    """The best program built, with its inputs and output array."""
+    sch = task.make_schedule()
+    Trace.from_json(trace).apply_to_schedule(sch)
+    f = tvm.build(sch, list(task.args), target=task.target, num_threads=threads)
+    ins = inputs_for(task.args)
+    return f, ins, np.zeros(tuple(int(d) for d in task.args[-1].shape), "float32")
+
+
+def sch_text(task, trace: dict) -> str:
+    """The best program's loop nest (its TVMScript)."""
+    sch = task.make_schedule()
+    Trace.from_json(trace).apply_to_schedule(sch)
+    return sch.mod.script().replace("\n", "\n  ")
+
+
+def cpu_seconds(f, ins, out, calls: int = 20, repeats: int = 5) -> float:
+    """Median process-CPU seconds per call (one thread)."""
+    f(*ins, out)
+    per = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for _ in range(calls):
+            f(*ins, out)
+        per.append((time.process_time() - t0) / calls)
+    return statistics.median(per)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             task, snaps = tune(op, thr, [args.trials], logs)
         trace, wall, _ = snaps[args.trials]
         w = max(inputs_for(task.args), key=lambda a: a.nbytes)
-        gemv, ours, npy, ratio = [], [], [], []
+        f, ins, out = build_best(task, trace, thr)
+        gemv, ours, npy, ratio, cpu_ratio = [], [], [], [], []
         for _ in range(args.rounds):
             t = time_ours(task, trace, thr, op)
             assert t["rel_error"] < 1e-4, t
@@ -56,8 +90,16 @@ def main(argv: list[str] | None = None) -> int:
             ours.append(b)
             npy.append(numpy_sum_gbs(w, thr))
             ratio.append(g / b)
+            if thr == 1:  # the same on the process CPU clock (load above the core count)
+                g_cpu = w.nbytes / cpu_seconds(f, ins, out) / 1e9
+                b_cpu = measure_read_bandwidth(w.nbytes, 1, 5, clock=time.process_time).gbs
+                cpu_ratio.append(g_cpu / b_cpu)
         rows.append((thr, wall, *map(statistics.median, (gemv, ours, npy, ratio))))
         print(f"threads {thr}: gemv {gemv}\n  read-sum {ours}", flush=True)
+        if cpu_ratio:
+            print(f"  CPU clock GEMV/read-sum per round: {[round(r, 2) for r in cpu_ratio]}")
+            print(f"  CPU clock GEMV/read-sum median: {statistics.median(cpu_ratio):.2f}")
+        print(f"  {sch_text(task, trace)}", flush=True)
     print(f"\nload: {os.getloadavg()}")
     head = ("thr", "tune s", "GEMV GB/s", "read-sum GB/s", "np.sum GB/s", "GEMV/bw")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (3, 7, 10, 14, 12, 8), strict=True)))

@@ -149,11 +149,19 @@ def _aligned_zeros(n_floats: int) -> np.ndarray:
 
 
 def measure_read_bandwidth(
-    nbytes: int, threads: int = 1, repeats: int = 7, passes: int | None = None
+    nbytes: int,
+    threads: int = 1,
+    repeats: int = 7,
+    passes: int | None = None,
+    clock=time.perf_counter,
 ) -> BandwidthMeasurement:
     """Read ``nbytes`` (rounded down to whole vector blocks) with ``threads`` threads,
     ``repeats`` times; GB/s as the median and the best repeat. ``passes`` per repeat
-    defaults to enough passes for a repeat of about 20 ms (at least one)."""
+    defaults to enough passes for a repeat of about 20 ms (at least one).
+
+    ``clock=time.process_time`` times on the process's CPU clock (all its threads, so
+    divided by ``threads``): on a machine whose load exceeds its cores, it leaves out the
+    time the threads waited for a core (as ``bench_tune``'s CPU-clock columns do)."""
     if threads < 1 or repeats < 1 or nbytes <= 0:
         raise BandwidthError(
             f"measure_read_bandwidth(nbytes={nbytes}, threads={threads}, repeats={repeats}): "
@@ -175,12 +183,13 @@ def measure_read_bandwidth(
         workers = [
             threading.Thread(target=fn, args=(ptr, nvec, n_passes, sink)) for ptr, sink in slices
         ]
-        t0 = time.perf_counter()
+        t0 = clock()
         for w in workers:
             w.start()
         for w in workers:
             w.join()
-        return time.perf_counter() - t0
+        spent = clock() - t0
+        return spent / threads if clock is time.process_time else spent
 
     once = run(1)
     if passes is None:
