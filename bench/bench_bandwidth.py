@@ -13,7 +13,8 @@ Printed: the median over rounds, GB/s (bytes read / seconds). The default sizes 
 GEMV's weight matrix (9 MiB: what a GEMV timed again and again reads, from whatever cache
 level holds it) and ``default_nbytes()`` (far past the last-level cache: DRAM).
 ``--cache`` also measures and stores the figures the roofline and the prior read
-(``read_bandwidth(threads, force=True)``).
+(``read_bandwidth(threads, force=True)`` and ``machine_balance`` at each cache level of
+``bandwidth_levels``, on the CPU clock; stale figures are measured again).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from ansor_lab.measure.bandwidth import (  # noqa: E402
+    bandwidth_levels,
     default_nbytes,
+    machine_balance,
     measure_read_bandwidth,
     read_bandwidth,
 )
@@ -89,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         for thr in threads:
             got = read_bandwidth(thr, force=True)
             print(f"cached read_bandwidth({thr}): {got.gbs:.1f} GB/s over {got.nbytes >> 20} MiB")
+            for name, size in bandwidth_levels():
+                bal = machine_balance(thr, measure=True, nbytes=size)
+                print(f"cached machine_balance({thr}, {name}, {size >> 10} KiB): {bal:.3f} B/flop")
     print(f"load: {os.getloadavg()}")
     return 0
 

@@ -39,6 +39,7 @@ __all__ = [
     "BandwidthMeasurement",
     "cache_path",
     "default_nbytes",
+    "bandwidth_levels",
     "machine_balance",
     "measure_read_bandwidth",
     "read_bandwidth",
@@ -47,7 +48,9 @@ __all__ = [
 #: independent vector accumulators per thread: enough to cover the add latency twice over
 CHAINS = 8
 #: what the cached figures were measured with (a change of method measures again)
-METHOD = f"LLVM read-sum, {CHAINS} vector accumulators, median"
+METHOD = f"LLVM read-sum, {CHAINS} vector accumulators, median, CPU clock"
+#: the largest buffer that stands for a cache level (a VM may report its host's L3)
+MAX_LEVEL_BYTES = 64 << 20
 
 
 class BandwidthError(AnsorLabError, ValueError):
@@ -208,19 +211,20 @@ def measure_read_bandwidth(
     )
 
 
+def _parse_size(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    return int(text.rstrip("KMG") or 0) * scale
+
+
 def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
     sizes = []
     for index in Path(root).glob("index*"):
         try:
             if (index / "type").read_text().strip() == "Instruction":
                 continue
-            text = (index / "size").read_text().strip().upper()
-        except OSError:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        try:
-            sizes.append(int(text.rstrip("KMG")) * scale)
-        except ValueError:
+            sizes.append(_parse_size((index / "size").read_text()))
+        except (OSError, ValueError):
             continue
     return max(sizes, default=32 << 20)
 
@@ -263,21 +267,45 @@ def read_bandwidth(
             return BandwidthMeasurement(**cached)
         except TypeError:
             pass
-    got = measure_read_bandwidth(nbytes or default_nbytes(), threads, repeats=5)
+    got = measure_read_bandwidth(nbytes or default_nbytes(), threads, 5, clock=time.process_time)
     _write(file, key, asdict(got))
     return got
 
 
+def bandwidth_levels() -> list[tuple[str, int]]:
+    """(level, buffer bytes) the balance is measured at: half of each cache level from L2
+    up (at most ``MAX_LEVEL_BYTES``), then ``("memory", default_nbytes())``."""
+    out = []
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            size = _parse_size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if level >= 2 and size > 0:
+            out.append((f"L{level}", min(size // 2, MAX_LEVEL_BYTES)))
+    return sorted(out, key=lambda x: x[1]) + [("memory", default_nbytes())]
+
+
 def machine_balance(
-    threads: int = 1, measure: bool = False, path: str | os.PathLike | None = None
+    threads: int = 1,
+    measure: bool = False,
+    path: str | os.PathLike | None = None,
+    nbytes: int | None = None,
 ) -> float | None:
-    """Bytes per float32 flop this machine's ``threads`` cores can stream at their peak:
-    the read bandwidth (``read_bandwidth``) over the multiply-add peak
-    (``multiply_add_peak_gflops``). From the cache; when it holds no figure, measured and
-    cached if ``measure``, else None (the search never measures: a tuning run reads what
-    the roofline, a bench or ``machine_balance(measure=True)`` stored)."""
+    """Bytes per float32 flop this machine's ``threads`` cores can stream at their peak,
+    for a working set of ``nbytes`` (None: one far past the caches): the read bandwidth
+    of the smallest level of ``bandwidth_levels`` that holds it, over the multiply-add
+    peak (``multiply_add_peak_gflops``), both on the CPU clock. From the cache; when it
+    holds no figure, measured and cached if ``measure``, else None (the search never
+    measures: it reads what ``bench/bench_bandwidth.py --cache``, the roofline or
+    ``machine_balance(measure=True)`` stored)."""
+    levels = bandwidth_levels()
+    name, size = next(((n, s) for n, s in levels if nbytes is not None and nbytes <= s), levels[-1])
     file = Path(path) if path is not None else cache_path()
-    key = _machine_key(threads) + "|balance"
+    key = f"{_machine_key(threads)}|balance|{name}"
     cached = _read(file).get(key)
     if isinstance(cached, dict) and cached.get("method") == METHOD:
         try:
@@ -286,9 +314,12 @@ def machine_balance(
             pass
     if not measure:
         return None
-    gbs = read_bandwidth(threads, path=file).gbs
-    peak = multiply_add_peak_gflops(threads=threads)
-    _write(file, key, {"gbs": gbs, "peak_gflops": peak, "method": METHOD})
+    if name == "memory":
+        gbs = read_bandwidth(threads, path=file).gbs
+    else:
+        gbs = measure_read_bandwidth(size, threads, 5, clock=time.process_time).gbs
+    peak = multiply_add_peak_gflops(threads=threads, clock=time.process_time)
+    _write(file, key, {"gbs": gbs, "peak_gflops": peak, "nbytes": size, "method": METHOD})
     return gbs / peak
 
 

@@ -38,9 +38,9 @@ from ..codegen.target import Target
 from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
-from ..measure.bandwidth import machine_balance
+from ..measure.bandwidth import bandwidth_levels, machine_balance
 from .loopnest import LoopNestWalker
-from .prior import analytic_score
+from .prior import analytic_score, compulsory_bytes
 
 TOP_ACCESSES = 5
 _ACCESS_FIELDS = (
@@ -240,17 +240,22 @@ def store_features(func: N.PrimFunc) -> list[list[float]]:
     return [row for _, row in ex.rows]
 
 
-def _balance(num_cores: int) -> float | None:
-    """This machine's measured bytes per peak flop for ``num_cores`` threads, read once per
-    process from the cache (``measure.bandwidth.machine_balance``; None when not measured):
-    every feature vector of a process uses the same figure, so the model's training and
-    its predictions agree."""
-    if num_cores not in _BALANCE:
-        _BALANCE[num_cores] = machine_balance(num_cores)
-    return _BALANCE[num_cores]
+def _balance(num_cores: int, nbytes: int) -> float | None:
+    """This machine's measured bytes per peak flop for ``num_cores`` threads and a working
+    set of ``nbytes`` (the cache level that holds it), read once per process and level
+    from the cache (``measure.bandwidth.machine_balance``; None when not measured): every
+    feature vector of a process uses the same figures, so the model's training and its
+    predictions agree."""
+    if not _LEVELS:
+        _LEVELS.extend(bandwidth_levels())
+    level = next((n for n, s in _LEVELS if nbytes <= s), _LEVELS[-1][0])
+    if (num_cores, level) not in _BALANCE:
+        _BALANCE[num_cores, level] = machine_balance(num_cores, nbytes=nbytes)
+    return _BALANCE[num_cores, level]
 
 
 _BALANCE: dict = {}
+_LEVELS: list = []
 
 
 def program_features(
@@ -265,7 +270,8 @@ def program_features(
 
     vector_bytes = host_vector_bytes() if vector_bytes is None else vector_bytes
     cores = max(1, num_cores)
-    prior = analytic_score(func, vector_bytes, cores, balance=_balance(cores))
+    balance = _balance(cores, compulsory_bytes(func))
+    prior = analytic_score(func, vector_bytes, cores, balance=balance)
     ex = _Extractor()
     ex.visit(func.body)
     width = len(_STORE_FIELDS)

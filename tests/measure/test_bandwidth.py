@@ -50,9 +50,16 @@ def test_machine_balance_reads_the_cache_and_never_measures_unless_asked(tmp_pat
     path = tmp_path / "bw.json"
     assert bw.machine_balance(1, path=path) is None  # nothing cached: no measurement
     assert not path.exists()
-    key = bw._machine_key(1) + "|balance"
+    key = bw._machine_key(1) + "|balance|memory"
     path.write_text(json.dumps({key: {"gbs": 10.0, "peak_gflops": 200.0, "method": bw.METHOD}}))
     assert bw.machine_balance(1, path=path) == pytest.approx(0.05)
     stale = {key: {"gbs": 10.0, "peak_gflops": 200.0, "method": "older"}}
     path.write_text(json.dumps(stale))
     assert bw.machine_balance(1, path=path) is None
+
+
+def test_balance_levels_run_from_l2_to_memory():
+    levels = bw.bandwidth_levels()
+    assert levels[-1] == ("memory", bw.default_nbytes())
+    sizes = [s for _, s in levels]
+    assert sizes == sorted(sizes) and all(s <= bw.MAX_LEVEL_BYTES for s in sizes[:-1])
