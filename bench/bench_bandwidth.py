@@ -40,8 +40,9 @@ from ansor_lab.measure.bandwidth import (  # noqa: E402
 )
 
 
-def numpy_sum_gbs(a: np.ndarray, threads: int, repeats: int = 5) -> float:
-    """Median GB/s of ``np.sum`` over ``a`` split into ``threads`` contiguous parts."""
+def numpy_sum_gbs(a: np.ndarray, threads: int, repeats: int = 5, clock=time.perf_counter) -> float:
+    """Median GB/s of ``np.sum`` over ``a`` split into ``threads`` contiguous parts
+    (``clock=time.process_time``: on the process CPU clock, divided by the threads)."""
     parts = np.array_split(a, threads)
     reps = max(1, int(0.02 / max(a.nbytes / 10e9, 1e-7)))  # ~20 ms per timing
 
@@ -53,12 +54,14 @@ def numpy_sum_gbs(a: np.ndarray, threads: int, repeats: int = 5) -> float:
     one(parts[0])  # warm-up
     for _ in range(repeats):
         workers = [threading.Thread(target=one, args=(p,)) for p in parts]
-        t0 = time.perf_counter()
+        t0 = clock()
         for w in workers:
             w.start()
         for w in workers:
             w.join()
-        rates.append(a.nbytes * reps / (time.perf_counter() - t0) / 1e9)
+        spent = clock() - t0
+        spent = spent / threads if clock is time.process_time else spent
+        rates.append(a.nbytes * reps / spent / 1e9)
     return statistics.median(rates)
 
 
@@ -77,16 +80,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     threads = [int(x) for x in args.threads.split(",")]
     print(f"load: {os.getloadavg()}")
-    print(f"{'MiB':>6} {'thr':>3} {'ours GB/s':>10} {'numpy GB/s':>11} {'ours/numpy':>10}")
+    print(
+        f"{'MiB':>6} {'thr':>3} {'ours GB/s':>10} {'numpy GB/s':>11} {'ours/numpy':>10} | "
+        f"{'cpu: ours':>9} {'numpy':>6} {'ours/numpy':>10}"
+    )
     for nbytes in sizes:
         a = np.ones(nbytes // 4, dtype=np.float32)
         for thr in threads:
-            ours, theirs = [], []
+            ours, theirs, ours_c, theirs_c = [], [], [], []
+            cpu = time.process_time
             for _ in range(args.rounds):
                 ours.append(measure_read_bandwidth(nbytes, thr, repeats=5).gbs)
                 theirs.append(numpy_sum_gbs(a, thr))
+                ours_c.append(measure_read_bandwidth(nbytes, thr, repeats=5, clock=cpu).gbs)
+                theirs_c.append(numpy_sum_gbs(a, thr, clock=cpu))
             o, t = statistics.median(ours), statistics.median(theirs)
-            print(f"{nbytes / (1 << 20):6.0f} {thr:>3} {o:10.1f} {t:11.1f} {o / t:10.2f}")
+            oc, tc = statistics.median(ours_c), statistics.median(theirs_c)
+            print(
+                f"{nbytes / (1 << 20):6.0f} {thr:>3} {o:10.1f} {t:11.1f} {o / t:10.2f} | "
+                f"{oc:9.1f} {tc:6.1f} {oc / tc:10.2f}"
+            )
         del a
     if args.cache:
         for thr in threads:

@@ -51,11 +51,12 @@ def test_machine_balance_reads_the_cache_and_never_measures_unless_asked(tmp_pat
     assert bw.machine_balance(1, path=path) is None  # nothing cached: no measurement
     assert not path.exists()
     key = bw._machine_key(1) + "|balance|memory"
-    path.write_text(json.dumps({key: {"gbs": 10.0, "peak_gflops": 200.0, "method": bw.METHOD}}))
+    fresh = {"gbs": 10.0, "peak_gflops": 200.0, "method": bw.METHOD, "nbytes": bw.default_nbytes()}
+    path.write_text(json.dumps({key: fresh}))
     assert bw.machine_balance(1, path=path) == pytest.approx(0.05)
-    stale = {key: {"gbs": 10.0, "peak_gflops": 200.0, "method": "older"}}
-    path.write_text(json.dumps(stale))
-    assert bw.machine_balance(1, path=path) is None
+    for stale in ({"method": "older"}, {"nbytes": 1 << 20}):
+        path.write_text(json.dumps({key: {**fresh, **stale}}))
+        assert bw.machine_balance(1, path=path) is None
 
 
 def test_balance_levels_run_from_l2_to_memory():
