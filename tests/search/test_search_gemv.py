@@ -62,6 +62,31 @@ def test_gemv_reads_weight_rows_into_vector_lanes_with_a_vector_horizontal_sum()
         assert "horizontal sum" in str(f.loop_report())
 
 
+def test_several_gemv_rows_share_each_vector_of_x():
+    policy = policy_of(gemv())
+    k = sketch_named(policy, "rfactor(k, vector lanes x rows)")
+    counts = set()
+    for _ in range(6):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        splits = insts(sch, "Split")
+        assert len(splits) == 2  # k into (ko, lanes), then the rows j into (jo, ji)
+        (unroll,) = insts(sch, "Unroll")
+        assert unroll.arg("loop") == splits[1].outputs[1]
+        script = sch.mod.script()
+        m = re.search(r"for j_1 in T.unroll\((\d+)\):\n\s+for k_1 in T.vectorized", script)
+        assert m, script
+        counts.add(int(m.group(1)))
+        # ji sits between the reduction loop and the lanes: one x load serves ji rows
+        assert re.search(r"for k_0 in range\(\d+\):\n\s+for j_1 in T.unroll", script)
+    assert counts <= {2, 4, 8} and len(counts) >= 2
+    # rows that share no vector (a row sum) keep their one sketch
+    x = te.placeholder((8, 256), name="x")
+    r = te.reduce_axis((0, 256), name="r")
+    s = te.compute((8,), lambda i: te.sum(x[i, r], axis=r), name="S")
+    assert not any("rows" in sk.describe() for sk in policy_of([x, s]).sketches)
+
+
 def test_two_threads_split_the_gemv_reduction_across_threads():
     policy = policy_of(gemv(), cores=2)
     k = sketch_named(policy, "rfactor(k, 2 threads x vector lanes)")
