@@ -32,7 +32,7 @@ from llvmlite import ir
 
 from ..codegen.llvm import optimize, target_machine
 from ..codegen.target import Target, host_cpu
-from ..errors import AnsorLabError
+from ..errors import BandwidthError
 from .peak import multiply_add_peak_gflops
 
 __all__ = [
@@ -53,10 +53,6 @@ METHOD = f"LLVM read-sum, {CHAINS} vector accumulators, median, CPU clock"
 #: 480 MiB on the development machine, where a 64 MiB buffer already streams at half the
 #: rate of a 9 MiB one)
 MAX_LEVEL_BYTES = 16 << 20
-
-
-class BandwidthError(AnsorLabError, ValueError):
-    """A bandwidth measurement was asked for with arguments it cannot use."""
 
 
 @dataclass(frozen=True)
