@@ -135,6 +135,20 @@ def vector_rfactor_alt(state: State, st: Stage) -> list:
 ROW_CHOICES = (2, 4, 8)
 
 
+def _shares_a_vector(state: State, st: Stage, axis: str) -> bool:
+    """Whether an operand of the reduction over ``axis`` is a vector shared by all the
+    outputs along the last axis ``j`` (a GEMV's ``x``: indexed by ``k``, not by ``j``)."""
+    if not st.op.axis:
+        return False
+    k = next(iv.var for iv in st.op.reduce_axis if iv.var.name == axis)
+    j = st.op.axis[-1].var
+    reads = [r for rs in _reads(state, st).values() for r in rs]
+    return any(
+        any(k in E.free_vars(i) for i in r) and not any(j in E.free_vars(i) for i in r)
+        for r in reads
+    )
+
+
 def row_tiled_alt(state: State, st: Stage) -> list:
     """Partial results in vector lanes for several rows at once, or []: where an operand
     of the reduction is a vector shared by all rows (a GEMV's ``x``: indexed by ``k``,
@@ -144,19 +158,12 @@ def row_tiled_alt(state: State, st: Stage) -> list:
     accumulator chains (measured on the BERT GEMV, CPU clock: 0.76-0.80 of the read
     bandwidth with one row, 0.86-0.88 with 2-8)."""
     found = vector_reduction(state, st)
-    if found is None or not st.op.axis:
+    if found is None or not _shares_a_vector(state, st, found[0]):
         return []
     axis, choices = found
-    k = next(iv.var for iv in st.op.reduce_axis if iv.var.name == axis)
-    j = st.op.axis[-1].var
-    reads = [r for rs in _reads(state, st).values() for r in rs]
-    shared = any(
-        any(k in E.free_vars(i) for i in r) and not any(j in E.free_vars(i) for i in r)
-        for r in reads
-    )
-    extent = derive_extents(st).get(j.name)
+    extent = derive_extents(st).get(st.op.axis[-1].var.name)
     rows = tuple(c for c in ROW_CHOICES if isinstance(extent, int) and extent % c == 0)
-    if not shared or not rows:
+    if not rows:
         return []
     return [
         (
@@ -190,10 +197,11 @@ def thread_split_alt(state: State, st: Stage, threads: int) -> list:
     so the sampled parallel annotation runs one ``kp`` per thread: each thread sums its
     share of the reduction), whose own ``kr`` then gets partial results in vector lanes;
     ``S`` adds the ``threads`` partial results. For a GEMV with few outputs and a long
-    reduction, rows alone would leave threads idle or split a row's stream."""
+    reduction, rows alone would leave threads idle or split a row's stream. Offered where
+    the outputs share a vector (GEMV-like, ``_shares_a_vector``) only."""
     found = vector_reduction(state, st)
-    if found is None or threads < 2:
-        return []
+    if found is None or threads < 2 or not _shares_a_vector(state, st, found[0]):
+        return []  # rows of a row reduction (softmax, norms) parallelize as they are
     axis, _ = found
     extent = derive_extents(st).get(axis)
     if not isinstance(extent, int) or extent % threads:

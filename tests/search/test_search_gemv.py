@@ -85,6 +85,9 @@ def test_several_gemv_rows_share_each_vector_of_x():
     r = te.reduce_axis((0, 256), name="r")
     s = te.compute((8,), lambda i: te.sum(x[i, r], axis=r), name="S")
     assert not any("rows" in sk.describe() for sk in policy_of([x, s]).sketches)
+    # nor is such a reduction split across threads: its rows parallelize as they are
+    two = [sk.describe() for sk in policy_of([x, s], cores=2).sketches]
+    assert "S: rfactor(r, vector lanes)" in two and not any("threads" in d for d in two)
 
 
 def test_two_threads_split_the_gemv_reduction_across_threads():
