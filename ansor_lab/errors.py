@@ -189,3 +189,7 @@ class DiscardedResultWarning(UserWarning):
 class GPUUninitializedError(GPUEmulationError):
     """A thread read a shared-memory element no thread of its block had written (a GPU
     reads garbage there: a cooperative fetch that covers less than its readers use)."""
+
+
+class BandwidthError(AnsorLabError, ValueError):
+    """A bandwidth measurement was asked for with arguments it cannot use."""

@@ -118,17 +118,13 @@ def time_torch(torch, op: Op, tensors, threads: int) -> float | None:
         return statistics.median(time_python(lambda: op.torch_fn(torch, *ins), 9, 40))
 
 
-def stream_read_gbs(threads: int, mib: int = 256) -> float:
-    """Streaming read bandwidth (GB/s): BLAS ``dot(a, a)`` over ``mib`` MiB, best of 5."""
-    a = np.ones(mib * 2**20 // 4, dtype="float32")
-    limit, _ = blas_limit(threads)
-    best = math.inf
-    with limit:
-        for _ in range(5):
-            t0 = time.perf_counter()
-            np.dot(a, a)  # BLAS sdot: one read stream, vectorized, threaded by the limit
-            best = min(best, time.perf_counter() - t0)
-    return a.nbytes / best / 1e9
+def stream_read_gbs(threads: int, mib: int = 9) -> float:
+    """Read bandwidth (GB/s) over ``mib`` MiB, the GEMV's weights (the working set it
+    streams when timed again and again): our read-sum kernel
+    (``measure.bandwidth.measure_read_bandwidth``, see ``bench_bandwidth.py``), median."""
+    from ansor_lab.measure.bandwidth import measure_read_bandwidth  # noqa: PLC0415
+
+    return measure_read_bandwidth(mib << 20, threads, repeats=7).gbs
 
 
 # --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from llvmlite import ir
 from ..dsl.visitor import STMT
 from ..errors import CodegenError
 from ..ir import nodes as N
-from . import transpose_copy
+from . import horizontal_sum, transpose_copy
 from .access import const_int, loop_bounds, not_vectorizable, vector_chunks
 from .llvm_types import MAX_UNROLL, LoopReport, Vector, llvm_type, memory_type
 
@@ -81,6 +81,13 @@ class StmtEmitter:
             )
         extent = const_int(s.extent)
         if s.kind in ("serial", "unrolled") and self.vec is None:
+            hsum = horizontal_sum.match(s, self.flat_index)
+            if hsum is not None:  # partial results in lanes: one vector and a shuffle tree
+                horizontal_sum.emit(self, hsum, memory_type)
+                self.ctx.report(
+                    LoopReport(s.loop_var.name, "vectorized", hsum.lanes, "horizontal sum")
+                )
+                return
             copy = transpose_copy.match(s, self.flat_index)
             if copy is not None:  # a layout-changing copy: rows in, shuffles, columns out
                 transpose_copy.emit(self, copy, memory_type)

@@ -11,6 +11,7 @@ from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from . import failures
 from .llvm_types import I32, llvm_type
+from .vector_special import VectorSpecial
 
 _FLOAT_SUFFIX = {"float16": "f16", "float32": "f32", "float64": "f64"}
 _LIBM = {"float32": "f", "float64": ""}
@@ -59,8 +60,8 @@ _VEXP = {
 }
 
 
-class VectorMath:
-    """Builder methods for calls: ``expr_Call``, the vector exp and libm."""
+class VectorMath(VectorSpecial):
+    """Builder methods for calls: ``expr_Call``, the vector exp, erf, tanh and libm."""
 
     def intrinsic(self, name: str, dtype: str, n_args: int, lanes: int) -> ir.Function:
         t = self.ty(dtype, lanes)
@@ -96,8 +97,13 @@ class VectorMath:
         if e.op in ("tanh", "erf"):
             if not lanes:
                 return self._libm(e.op, dt, args[0])
+            if dt in ("float32", "float16"):  # polynomials on every lane at once
+                x = args[0] if dt == "float32" else bld.fpext(args[0], self.ty("float32", lanes))
+                fn = self._vector_erf if e.op == "erf" else self._vector_tanh
+                y = fn(x, lanes)
+                return y if dt == "float32" else bld.fptrunc(y, args[0].type)
             out = ir.Constant(args[0].type, ir.Undefined)
-            for k in range(lanes):  # libm has no vector forms: one call per lane
+            for k in range(lanes):  # float64: libm per lane (it has no vector forms)
                 x = bld.extract_element(args[0], ir.Constant(I32, k))
                 out = bld.insert_element(out, self._libm(e.op, dt, x), ir.Constant(I32, k))
             return out

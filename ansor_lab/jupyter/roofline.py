@@ -10,16 +10,15 @@ or ``$ANSOR_LAB_CACHE_DIR``). Peak compute is the larger of two float32 measurem
 every usable core: a loop of independent multiply-adds at the host's vector width
 (compiled with LLVM for this CPU), and a numpy (BLAS) matmul. A BLAS alone is not a roof:
 OpenBLAS 0.3.31 runs 256-bit kernels on Zen 5, half of what its AVX-512 units do, and
-tuned kernels went through that roof. Memory bandwidth is a copy between two arrays much
-larger than the last-level cache.
+tuned kernels went through that roof. Memory bandwidth is the streaming read bandwidth of
+every usable core (``measure.bandwidth.read_bandwidth``: our read-sum kernel over a buffer
+far larger than the last-level cache, cached per machine).
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnsorLabError
+from ..measure.peak import _CHAINS, _fma_loop_ir, multiply_add_peak_gflops  # noqa: F401
 
 
 class RooflineError(AnsorLabError, ValueError):
@@ -114,103 +114,15 @@ def _measure_peak_gflops(n: int = 512, repeats: int = 8) -> float:
     return 2.0 * n**3 / t / 1e9
 
 
-# Independent multiply-add chains per core: enough to cover the FMA latency (4 cycles) on
-# every pipe (2 on current x86 cores) with room to spare, and few enough to stay in the
-# vector registers (16 below AVX-512, 32 with it).
-_CHAINS = {16: 12, 32: 12, 64: 24}
+_BANDWIDTH_METHOD = "read bandwidth: measure.bandwidth.read_bandwidth on every core"
 _FMA_METHOD = "LLVM multiply-add loop on every core, or numpy float32 matmul 512^3 (BLAS)"
 
 
-def _fma_loop_ir(lanes: int, chains: int) -> str:
-    """``void fma_loop(i64 n, float* out)``: n rounds of ``chains`` vector multiply-adds."""
-    from llvmlite import ir
-
-    f32, i64 = ir.FloatType(), ir.IntType(64)
-    vec = ir.VectorType(f32, lanes)
-    mod = ir.Module("fma_peak")
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64, f32.as_pointer()]), "fma_loop")
-    n, out = fn.args
-    entry, body, done = (fn.append_basic_block(x) for x in ("entry", "body", "done"))
-    b = ir.IRBuilder(entry)
-    b.branch(body)
-    b.position_at_end(body)
-    i = b.phi(i64)
-    accs = [b.phi(vec) for _ in range(chains)]
-    # constants that keep every value finite and near 1 for any n
-    scale = ir.Constant(vec, [0.9999999] * lanes)
-    bias = ir.Constant(vec, [1e-7] * lanes)
-    nxt = [b.fadd(b.fmul(a, scale, flags=("contract",)), bias, flags=("contract",)) for a in accs]
-    i_next = b.add(i, ir.Constant(i64, 1))
-    b.cbranch(b.icmp_signed("<", i_next, n), body, done)
-    i.add_incoming(ir.Constant(i64, 0), entry)
-    i.add_incoming(i_next, body)
-    for a, x in zip(accs, nxt):
-        a.add_incoming(ir.Constant(vec, [float(k % 7) for k in range(lanes)]), entry)
-        a.add_incoming(x, body)
-    b.position_at_end(done)
-    total = nxt[0]
-    for x in nxt[1:]:
-        total = b.fadd(total, x)
-    b.store(b.extract_element(total, ir.Constant(ir.IntType(32), 0)), out)  # keep it live
-    b.ret_void()
-    return str(mod)
-
-
-def multiply_add_peak_gflops(
-    threads: int | None = None, seconds: float = 0.2, repeats: int = 3
-) -> float:
-    """Float32 multiply-add throughput of ``threads`` cores running at once (GFLOPS)."""
-    import llvmlite.binding as llvm
-
-    from ..codegen.llvm import optimize, target_machine
+def _measure_bandwidth_gbs(cache: Path) -> float:
     from ..codegen.target import Target
+    from ..measure.bandwidth import read_bandwidth
 
-    host = Target("llvm")
-    lanes, chains = host.vector_lanes_f32, _CHAINS.get(host.vector_bytes, 12)
-    mod = llvm.parse_assembly(_fma_loop_ir(lanes, chains))
-    tm = target_machine(host.mcpu, host.mattr)
-    mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
-    optimize(mod, tm)
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    loop = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)(
-        engine.get_function_address("fma_loop")
-    )
-    flops_per_round = 2.0 * lanes * chains
-    threads = threads or host.num_cores
-    sink = (ctypes.c_float * threads)()
-    slots = [ctypes.addressof(sink) + 4 * k for k in range(threads)]
-
-    def rate(n_threads: int, rounds: int) -> float:
-        # ctypes releases the GIL during the call: the threads run on separate cores
-        workers = [threading.Thread(target=loop, args=(rounds, slots[k])) for k in range(n_threads)]
-        t0 = time.perf_counter()
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        return n_threads * rounds * flops_per_round / (time.perf_counter() - t0) / 1e9
-
-    rounds = 1 << 12
-    while True:  # calibrate: one call lasts about `seconds`
-        t0 = time.perf_counter()
-        loop(rounds, slots[0])
-        elapsed = time.perf_counter() - t0
-        if elapsed > seconds / 8:
-            rounds = max(1, int(rounds * seconds / elapsed))
-            break
-        rounds *= 8
-    best = max(rate(threads, rounds) for _ in range(repeats))
-    del engine  # the code lives as long as its engine: free it only now
-    return best
-
-
-def _measure_bandwidth_gbs(mbytes: int = 64, repeats: int = 5) -> float:
-    n = mbytes * (1 << 20) // 4
-    src = np.ones(n, dtype=np.float32)
-    dst = np.empty_like(src)
-    t = _best_seconds(lambda: np.copyto(dst, src), repeats)
-    return 2.0 * src.nbytes / t / 1e9  # one read and one write of every byte
+    return read_bandwidth(threads=max(1, Target("llvm").num_cores), path=cache).gbs
 
 
 def measure_peaks(force: bool = False, path: str | os.PathLike | None = None) -> MachinePeaks:
@@ -225,16 +137,17 @@ def measure_peaks(force: bool = False, path: str | os.PathLike | None = None) ->
             data = {}
     # peaks measured by an older method (a BLAS matmul alone) are measured again
     cached = data.get(key)
-    if not force and isinstance(cached, dict) and cached.get("method", "").startswith(_FMA_METHOD):
+    method = cached.get("method", "") if isinstance(cached, dict) else ""
+    if not force and method.startswith(_FMA_METHOD) and _BANDWIDTH_METHOD in method:
         try:
             return MachinePeaks(**cached)
         except TypeError:
             pass
     peaks = MachinePeaks(
         peak_gflops=max(multiply_add_peak_gflops(), _measure_peak_gflops()),
-        bandwidth_gbs=_measure_bandwidth_gbs(),
+        bandwidth_gbs=_measure_bandwidth_gbs(file.with_name("bandwidth.json")),
         cpu=key,
-        method=f"{_FMA_METHOD}; numpy copy of 64 MiB",
+        method=f"{_FMA_METHOD}; {_BANDWIDTH_METHOD}",
         measured_at=time.time(),
     )
     data[key] = asdict(peaks)

@@ -38,8 +38,9 @@ from ..codegen.target import Target
 from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
+from ..measure.bandwidth import bandwidth_levels, machine_balance
 from .loopnest import LoopNestWalker
-from .prior import analytic_score
+from .prior import analytic_score, compulsory_bytes
 
 TOP_ACCESSES = 5
 _ACCESS_FIELDS = (
@@ -239,17 +240,38 @@ def store_features(func: N.PrimFunc) -> list[list[float]]:
     return [row for _, row in ex.rows]
 
 
+def _balance(num_cores: int, nbytes: int) -> float | None:
+    """This machine's measured bytes per peak flop for ``num_cores`` threads and a working
+    set of ``nbytes`` (the cache level that holds it), read once per process and level
+    from the cache (``measure.bandwidth.machine_balance``; None when not measured): every
+    feature vector of a process uses the same figures, so the model's training and its
+    predictions agree."""
+    if not _LEVELS:
+        _LEVELS.extend(bandwidth_levels())
+    level = next((n for n, s in _LEVELS if nbytes <= s), _LEVELS[-1][0])
+    if (num_cores, level) not in _BALANCE:
+        _BALANCE[num_cores, level] = machine_balance(num_cores, nbytes=nbytes)
+    return _BALANCE[num_cores, level]
+
+
+_BALANCE: dict = {}
+_LEVELS: list = []
+
+
 def program_features(
     func: N.PrimFunc, vector_bytes: int | None = None, num_cores: int = 1
 ) -> np.ndarray:
     """The fixed-length feature vector of a program (see FEATURE_NAMES).
 
     ``vector_bytes`` and ``num_cores`` describe the target for the prior's score (the last
-    feature); by default this machine's vector width and one core.
+    feature); by default this machine's vector width and one core. The prior's memory
+    bound uses this machine's measured balance when it is cached (``_balance``).
     """
 
     vector_bytes = host_vector_bytes() if vector_bytes is None else vector_bytes
-    prior = analytic_score(func, vector_bytes, max(1, num_cores))
+    cores = max(1, num_cores)
+    balance = _balance(cores, compulsory_bytes(func))
+    prior = analytic_score(func, vector_bytes, cores, balance=balance)
     ex = _Extractor()
     ex.visit(func.body)
     width = len(_STORE_FIELDS)

@@ -30,7 +30,7 @@ from .gpu_postproc import apply_gpu_postproc
 from .gpu_sketch import annotate_gpu, gpu_rules
 from .partial_schedule import as_partial_schedule, starting_schedule
 from .postproc import apply_postproc
-from .sketch import Sketch, annotate_sampling, generate_sketches
+from .sketch import Sketch, annotate_sampling, cpu_rules, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
 DEFAULT_PARAMS = {
@@ -137,6 +137,7 @@ class SketchPolicy:
         else:
             sketches = generate_sketches(
                 self._start,
+                rules=cpu_rules(hw.num_cores),
                 annotate=lambda sch: annotate_sampling(sch, hw.num_cores),
                 dropped=self.dropped_sketches,
             )

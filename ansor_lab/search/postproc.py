@@ -8,6 +8,7 @@ stored trace replays the exact program.
 from __future__ import annotations
 
 from ..errors import ScheduleError
+from ..schedule.state import derive_extents
 from ..schedule.tir_schedule import Schedule
 from .sketch import MAX_INNERMOST
 
@@ -17,15 +18,21 @@ def _attached_loops(sch: Schedule, block: str) -> set:
 
 
 def parallelize(sch: Schedule, block: str, depth: int) -> None:
-    """Fuse up to ``depth`` outer spatial loops of a root block and run them in parallel."""
+    """Fuse up to ``depth`` outer spatial loops of a root block and run them in parallel.
+
+    Loops of extent 1 (a batch of one: a GEMV's row of ``x``, a convolution's ``n``) are
+    fused in but do not count toward ``depth``: a parallel loop of extent 1 runs on one
+    thread, and depth 1 would otherwise leave every such program serial."""
     st = sch.state.stage(block)
     busy = _attached_loops(sch, block)
     loops = sch.get_loops(sch.get_block(block))
-    chosen = []
+    extents = derive_extents(st)
+    chosen, counted = [], 0
     for rv, name in zip(loops, st.leaves):
-        if st.iters[name].kind != "spatial" or len(chosen) == depth:
+        if st.iters[name].kind != "spatial" or counted == depth:
             break
         chosen.append(rv)
+        counted += extents.get(name) != 1
         if name in busy:  # a fused loop may carry attachments only as its innermost part
             break
     if not chosen:

@@ -26,15 +26,21 @@ estimates the share of peak it can reach:
 * parallelism: an outer parallel loop whose extent does not divide among the cores.
 
 A program's score is its flop-weighted harmonic mean (total work over total estimated
-time), in (0, 1]. The search ranks candidates by it until the cost model has data;
-cache behaviour and everything else is left to the model.
+time), in (0, 1]. With the machine's balance (``measure.bandwidth.machine_balance``: the
+measured read bandwidth over the measured multiply-add peak, in bytes per flop) the
+estimated time is never below the time to read and write every argument once at that
+bandwidth: a memory-bound program (a GEMV, an elementwise chain) whose loops would run
+faster than its bytes arrive scores as what the memory allows, and its variants tie
+there instead of being ranked by register tiles that cannot matter. The search ranks
+candidates by it until the cost model has data; cache behaviour and everything else is
+left to the model.
 """
 
 from __future__ import annotations
 
 import math
 
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
 from .loopnest import LoopNestWalker
@@ -183,17 +189,35 @@ def _loads_of(s: N.BufferStore) -> list:
     ]
 
 
+def compulsory_bytes(func: N.PrimFunc) -> int:
+    """Bytes of the function's argument buffers: each is read or written at least once."""
+    total = 0
+    for p in func.params:
+        if isinstance(p, N.Buffer):
+            total += math.prod(p.shape) * dtypes.itemsize(p.dtype)
+    return total
+
+
 def analytic_score(
-    func: N.PrimFunc, vector_bytes: int = 64, cores: int = 1, elem_bytes: int = 4
+    func: N.PrimFunc,
+    vector_bytes: int = 64,
+    cores: int = 1,
+    elem_bytes: int = 4,
+    balance: float | None = None,
 ) -> float:
     """Estimated share of the CPU's peak a lowered program can reach, in (0, 1].
 
     ``vector_bytes`` is the SIMD register width (64 for AVX-512, 32 for AVX2), which also
-    decides the register file (32 or 16 vector registers); ``cores`` the thread count.
+    decides the register file (32 or 16 vector registers); ``cores`` the thread count;
+    ``balance`` the bytes per flop the memory delivers at the cores' peak (None: no
+    memory bound).
     """
     lanes = max(1, vector_bytes // elem_bytes)
     walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores)
     walker.visit(func.body)
     if walker.time <= 0:
         return 1.0
-    return walker.work / walker.time
+    time = walker.time
+    if balance:  # in the same unit as ``time``: work done at peak in that time
+        time = max(time, compulsory_bytes(func) / balance)
+    return walker.work / time

@@ -48,6 +48,8 @@ from .sketch_reduction import (
     column_reduction_alts,
     row_fusion_alts,
     row_fusion_loop,
+    row_tiled_alt,
+    thread_split_alt,
     vector_reduction,
     vector_rfactor_alt,
 )
@@ -339,6 +341,24 @@ RULES: list[SketchRule] = [
     ),
     SketchRule("column_reduction", column_reduction, column_reduction_alts),
 ]
+
+
+def cpu_rules(num_cores: int) -> list[SketchRule]:
+    """``RULES`` for a CPU target with ``num_cores`` cores: a reduction that gets partial
+    results in vector lanes may also take them for several rows at once where the rows
+    share a vector (a GEMV, ``row_tiled_alt``), and with several cores be split across
+    the threads (``thread_split_alt``): searched choices next to the others."""
+
+    def alts(state, st):
+        more = row_tiled_alt(state, st)
+        if num_cores > 1:
+            more += thread_split_alt(state, st, num_cores)
+        return _vector_rfactor_alts(state, st) + more
+
+    return [
+        SketchRule(r.name, r.condition, alts, r.skip_rest) if r.name == "vector_rfactor" else r
+        for r in RULES
+    ]
 
 
 @dataclass
