@@ -51,7 +51,7 @@ def test_gemv_reads_weight_rows_into_vector_lanes_with_a_vector_horizontal_sum()
         assert rf.arg("loop") == split.outputs[1]
         lanes = sch.state.stage("T_dense_rf").op.shape[-1]
         assert lanes in (8, 16, 32, 64)
-        script = sch.mod.script()
+        script = tvm.lower(sch.mod).script()  # the loop program (sch.mod prints blocks)
         assert f"for k_1 in T.vectorized({lanes})" in script
         assert re.search(rf"w\[j\w*, k_0 \* {lanes} \+ k_1\]", script), script
         # the lane loop of the final sum carries the horizontal-sum annotation
@@ -73,7 +73,7 @@ def test_several_gemv_rows_share_each_vector_of_x():
         assert len(splits) == 2  # k into (ko, lanes), then the rows j into (jo, ji)
         (unroll,) = insts(sch, "Unroll")
         assert unroll.arg("loop") == splits[1].outputs[1]
-        script = sch.mod.script()
+        script = tvm.lower(sch.mod).script()  # the loop program (sch.mod prints blocks)
         m = re.search(r"for j_1 in T.unroll\((\d+)\):\n\s+for k_1 in T.vectorized", script)
         assert m, script
         counts.add(int(m.group(1)))
@@ -103,7 +103,7 @@ def test_two_threads_split_the_gemv_reduction_across_threads():
         assert rfs[0].arg("loop") == splits[0].outputs[0] and rfs[0].arg("factor_axis") == 0
         assert sch.state.stage("T_dense_rf").op.shape == (2, 1, 96)
         assert sch.state.stage("T_dense_rf_rf").op.shape[:3] == (2, 1, 96)
-        script = sch.mod.script()
+        script = tvm.lower(sch.mod).script()  # the loop program (sch.mod prints blocks)
         # k_0 picks one half of the 512-long reduction; with the parallel depth sampled
         # on that loop, each thread sums one half (the other samples nest it in a row)
         assert re.search(r"k_0\w* \* 256 \+", script), script
