@@ -21,6 +21,7 @@ lanes ``L`` is a searched choice among ``LANE_CHOICES`` dividing the axis's exte
 
 from __future__ import annotations
 
+from ..codegen.horizontal_reduce import HORIZONTAL, REASSOCIATE, RECIPROCAL
 from ..dsl import expr as E
 from ..errors import ScheduleError
 from ..schedule.state import Stage, State, derive_extents, effective_reads
@@ -112,6 +113,10 @@ def apply_vector_rfactor(sch: Schedule, block: str, axis: str, choices: tuple) -
         f"{combiner} over {axis} reassociated: partial results in vector lanes, "
         f"summed horizontally by {block}",
     )
+    # ... which the code generator may then use: the partial results' loops reassociate
+    # (LLVM's reassoc nsz), the horizontal step combines the lanes as a tree
+    sch.annotate(order[lane_pos], REASSOCIATE, 1)  # its outermost reduction loop
+    sch.annotate(sch.get_loops(sch.get_block(block))[-1], HORIZONTAL, "tree")
 
 
 def vector_rfactor_alt(state: State, st: Stage) -> list:
@@ -176,6 +181,8 @@ def apply_row_fusion(sch: Schedule, block: str, at: int, vector: bool = False) -
     partial results in vector lanes, which then live in the row loop too.
     """
     st = sch.state.stage(block)
+    if _divides(st):  # the row is divided by its statistics: once per row, then multiply
+        sch.annotate(sch.get_loops(sch.get_block(block))[at], RECIPROCAL, 1)
     if vector:
         for p in _ancestors(sch.state, st):
             found = vector_reduction(sch.state, p)
@@ -189,6 +196,15 @@ def apply_row_fusion(sch: Schedule, block: str, at: int, vector: bool = False) -
             sch.compute_at(sch.get_block(p.name), loop)
         except ScheduleError:
             continue
+
+
+def _divides(st: Stage) -> bool:
+    """Whether ``st``'s value divides floats (a softmax's ``exp / sum``)."""
+    return any(
+        isinstance(n, E.Div) and n.dtype.startswith("float")
+        for b in st.op.body
+        for n in E.post_order(b)
+    )
 
 
 def row_fusion_alts(state: State, st: Stage) -> list:
