@@ -49,6 +49,10 @@ TILE_ROUND_TRIP = 4.0
 UNROLLED_BODY = 128
 #: Loads the core issues per multiply-add.
 LOADS_PER_FMA = 2.0
+#: Vector operations of a vectorized transcendental (range reduction + polynomial, as
+#: ``codegen/vector_math`` emits exp) in units of one add.
+MATH_CALL_OPS = 16.0
+TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "pow"})
 #: Multiply-adds ahead in which the out-of-order core finds independent work (fitted on
 #: ~1,500 measured programs: 16-64 rank about alike, 128 and more worse).
 OOO_WINDOW = 32
@@ -76,6 +80,9 @@ class _PriorWalker(LoopNestWalker):
             isinstance(n, N.BufferLoad) and n.buffer is s.buffer for n in E.post_order(s.value)
         )
         reduction = [k for k, lp in enumerate(loops) if accumulates and lp.var not in written]
+        if reduction and loops[reduction[-1]].horizontal and reduction[-1] == len(loops) - 1:
+            self._horizontal(s, loops, trips)  # a tree of shuffles, not a scalar chain
+            return
         tile = loops[reduction[-1] + 1 :] if reduction else loops[-1:]
         vec = tile[-1] if tile and tile[-1].kind == "vectorized" else None
         # accumulators (or results) in flight: one per vector of the tile
@@ -116,17 +123,20 @@ class _PriorWalker(LoopNestWalker):
         if self.cores > 1:
             ext = math.prod(lp.extent for lp in par) if par else 1
             eff *= ext / (self.cores * math.ceil(ext / self.cores))
-        flops = (
-            sum(
-                1
-                for n in E.post_order(s.value)
-                if isinstance(n, (E.Add, E.Sub, E.Mul, E.Div, E.Call))
-            )
-            * trips
-        )
-        weight = max(float(flops), float(trips))
+        weight = max(float(_flops(s) * trips), float(trips))
         self.work += weight
         self.time += weight / max(eff, 1e-6)
+
+    def _horizontal(self, s: N.BufferStore, loops: list, trips: int) -> None:
+        """A horizontal step emitted as a tree (``codegen.horizontal_reduce``): one vector
+        load and log2 L rounds of shuffle + combine for L partial results, where a scalar
+        chain would wait L times on the adder's latency."""
+        n = loops[-1].extent
+        ideal = max(1.0, n / self.lanes)  # vector operations a perfect reduction needs
+        spent = 2.0 * math.log2(max(n, 2)) + 3.0  # shuffles, combines, load, store
+        weight = max(float(_flops(s) * trips), float(trips))
+        self.work += weight
+        self.time += weight / min(1.0, ideal / spent)
 
     def _loads(self, ld: N.BufferLoad, tile: list, vec) -> float:
         """Vector loads (or broadcasts, or lane loads) of one operand per reduction step."""
@@ -158,6 +168,19 @@ class _PriorWalker(LoopNestWalker):
         coeff = sum(c for t, c in form[0].items() if t is vec.var)
         others = [t for t in form[0] if t is not vec.var and vec.var in E.free_vars(t)]
         return bool(others) or coeff not in (0, 1)
+
+
+def _flops(s: N.BufferStore) -> float:
+    """Arithmetic operations of one execution of ``s``; a transcendental call counts as
+    the ``MATH_CALL_OPS`` vector operations its polynomial takes (a softmax's cost is its
+    exp: vectorized badly, it is the program's time)."""
+    total = 0.0
+    for n in E.post_order(s.value):
+        if isinstance(n, E.Call):
+            total += MATH_CALL_OPS if n.op in TRANSCENDENTAL else 1.0
+        elif isinstance(n, (E.Add, E.Sub, E.Mul, E.Div)):
+            total += 1.0
+    return total
 
 
 def _unrolled_steps(loops: list) -> int:
