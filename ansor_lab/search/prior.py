@@ -53,6 +53,12 @@ LOADS_PER_FMA = 2.0
 #: ``codegen/vector_math`` emits exp) in units of one add.
 MATH_CALL_OPS = 16.0
 TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "pow"})
+#: (bytes, price): a buffer larger than ``bytes`` is read from (or written to) the next
+#: level each time a root loop nest walks it, at ``price`` per element in units of one
+#: vector-lane operation at peak (AVX-512, 2 vector ops per cycle: 32 lanes a cycle; one
+#: core streams ~3 floats a cycle from L3/DRAM and ~16 from L2). This is what a row
+#: fusion saves: a softmax's row read once from memory, then from L1.
+CACHE_TIERS = ((1 << 20, 12.0), (48 << 10, 2.0))
 #: Multiply-adds ahead in which the out-of-order core finds independent work (fitted on
 #: ~1,500 measured programs: 16-64 rank about alike, 128 and more worse).
 OOO_WINDOW = 32
@@ -66,8 +72,30 @@ class _PriorWalker(LoopNestWalker):
         self.cores = max(1, cores)
         self.work = 0.0
         self.time = 0.0
+        #: (root loop, buffer) pairs: each loop nest at the root streams a buffer it
+        #: touches at least once; stores fused under one root loop share the stream
+        self.streams: set = set()
+
+    def _note_streams(self, s: N.BufferStore) -> None:
+        root = self.loops[0].var if self.loops else None
+        for buf in {s.buffer, *(ld.buffer for ld in _loads_of(s))}:
+            self.streams.add((root, buf))
+
+    def memory_time(self, elem_bytes: int) -> float:
+        """Time (in the walker's units) the streams take: a buffer larger than the
+        ``CACHE_TIERS`` level it falls out of costs that tier's price per element, once
+        per root loop nest that touches it."""
+        total = 0.0
+        for _, buf in self.streams:
+            size = buf.nbytes
+            for limit, cost in CACHE_TIERS:
+                if size > limit:
+                    total += size / max(1, elem_bytes) * cost
+                    break
+        return total
 
     def store(self, s: N.BufferStore) -> None:
+        self._note_streams(s)
         loops = [lp for lp in self.loops if lp.extent > 1]
         trips = math.prod(lp.extent for lp in loops)
         written = set()
@@ -217,6 +245,7 @@ def analytic_score(
     lanes = max(1, vector_bytes // elem_bytes)
     walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores)
     walker.visit(func.body)
-    if walker.time <= 0:
+    time = walker.time + walker.memory_time(elem_bytes) * lanes / 16
+    if time <= 0:
         return 1.0
-    return walker.work / walker.time
+    return min(1.0, walker.work / time)
