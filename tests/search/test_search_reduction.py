@@ -93,7 +93,10 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
     A = te.placeholder((37, 96), name="A")
     S = topi.sum(A, axis=0)
     policy = policy_of([A, S])
-    assert [s.describe() for s in policy.sketches] == [f"{S.op.name}: tile(SRS)"]
+    assert [s.describe() for s in policy.sketches] == [
+        f"{S.op.name}: tile(SRS)",
+        f"{S.op.name}: tile(RSS)",
+    ]
     tiles = set()
     for _ in range(6):
         _, sch = policy.space.sample(0)
@@ -104,6 +107,12 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
         assert loops[-1].startswith("for i0_1 in")
         tiles.add(loops[-1])
     assert any("T.vectorized" in t for t in tiles)
+    for _ in range(4):  # R S S: the rows of A in memory order, a row of partial sums inside
+        _, sch = policy.space.sample(1)
+        check_numeric(sch, sch.args)
+        loops = [ln.strip() for ln in sch.mod.script().splitlines() if ln.strip().startswith("for")]
+        assert loops[2].startswith("for k0 in")  # after the init's two loops
+        assert loops[-1].startswith("for i0_1 in")
 
 
 def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error():
