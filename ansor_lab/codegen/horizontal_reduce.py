@@ -30,9 +30,10 @@ from ..ir.simplify import linear_form, simplify_expr
 
 #: The loop annotation that allows the tree order (set by the search's vector rfactor).
 HORIZONTAL = "pragma_horizontal_reduce"
-#: The loop annotation that lets the float operations inside it be reassociated and the
-#: sign of a zero maximum or minimum be either (a block of partial results: the search
-#: states it with ``ansor.fp_reassociation``), LLVM's ``reassoc nsz``.
+#: The loop annotation of a block of partial results whose reduction is reassociated (the
+#: search states it with ``ansor.fp_reassociation``): inside it the sign of a zero result
+#: is left open (LLVM's ``nsz``: a max or min without the -0 < +0 fix-up, which on x86
+#: tripled the dependent chain of a row maximum). Nothing else is reordered.
 REASSOCIATE = "pragma_fp_reassociate"
 #: The loop annotation that lets divisions inside it multiply by the divisor's reciprocal
 #: (``x / s`` as ``x * (1 / s)``: within an ulp; set where a row is divided by its sum).

@@ -75,11 +75,12 @@ class StmtEmitter:
 
     def stmt_For(self, s: N.For) -> None:
         saved = self.flags, self.div_flags
-        # float liberties the schedule states on a loop (``horizontal_reduce``): partial
-        # results reassociated (and the sign of a zero max left open); divisions by a
-        # loop-invariant value done as one reciprocal and multiplications
+        # float liberties the schedule states on a loop (``horizontal_reduce``): in a
+        # reassociated block of partial results, the sign of a zero left open (a max
+        # without the -0 < +0 fix-up); divisions by a loop-invariant value done as one
+        # reciprocal and multiplications
         if s.annotation(horizontal_reduce.REASSOCIATE) and "fast" not in self.flags:
-            extra = tuple(f for f in ("reassoc", "nsz") if f not in self.flags)
+            extra = tuple(f for f in ("nsz",) if f not in self.flags)
             self.flags, self.div_flags = self.flags + extra, self.div_flags + extra
         if s.annotation(horizontal_reduce.RECIPROCAL) and "arcp" not in self.div_flags:
             self.div_flags = (*self.div_flags, "arcp")

@@ -11,7 +11,13 @@ registers, i.e. several independent accumulators (the dependent add chain is bro
 
 This reassociates the reduction: with floats the result differs from the serial order
 by rounding. It is never silent: the partial-result block carries the annotation
-``ansor.fp_reassociation`` (in the trace and the lowered program) saying so.
+``ansor.fp_reassociation`` (in the trace) saying so, and two loop annotations in the
+trace and the lowered program say what the code generator may do with it
+(``codegen/horizontal_reduce``): ``pragma_fp_reassociate`` on the partial results' loop
+(the sign of a zero max left open) and ``pragma_horizontal_reduce`` on the horizontal
+step (the L lanes combined as a tree of shuffles, not a chain of L dependent adds). A
+row fusion whose output divides by a row statistic (a softmax's ``exp / sum``) also
+states ``pragma_fp_reciprocal`` on the row loop: one division per row, multiplications.
 
 The rule applies where it pays: the reduction's innermost axis is the contiguous (last)
 index of what it reads, and at most one input is reused across its outputs (row sums,
@@ -113,8 +119,9 @@ def apply_vector_rfactor(sch: Schedule, block: str, axis: str, choices: tuple) -
         f"{combiner} over {axis} reassociated: partial results in vector lanes, "
         f"summed horizontally by {block}",
     )
-    # ... which the code generator may then use: the partial results' loops reassociate
-    # (LLVM's reassoc nsz), the horizontal step combines the lanes as a tree
+    # ... which the code generator may then use: in the partial results' loops the sign
+    # of a zero is left open (a max without the -0 < +0 fix-up), and the horizontal step
+    # combines the lanes as a tree (codegen/horizontal_reduce)
     sch.annotate(order[lane_pos], REASSOCIATE, 1)  # its outermost reduction loop
     sch.annotate(sch.get_loops(sch.get_block(block))[-1], HORIZONTAL, "tree")
 

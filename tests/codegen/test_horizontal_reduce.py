@@ -1,6 +1,6 @@
 """Float liberties a schedule states on a loop, and what the LLVM backend does with them:
 ``pragma_horizontal_reduce`` (partial results combined as a shuffle tree),
-``pragma_fp_reassociate`` (reassoc nsz inside), ``pragma_fp_reciprocal`` (arcp divisions).
+``pragma_fp_reassociate`` (nsz inside), ``pragma_fp_reciprocal`` (arcp divisions).
 Without the annotations the same loops keep the serial order."""
 
 from __future__ import annotations
@@ -57,11 +57,14 @@ def test_without_the_annotation_the_horizontal_step_stays_serial():
     assert "reassoc" not in f.get_source("ll-unopt")
 
 
-def test_reassociate_sets_reassoc_nsz_only_inside_the_annotated_loop():
+def test_reassociate_sets_nsz_only_inside_the_annotated_loop():
     sch = row_reduce("max", 4, 128, 16, annotate=True)
     ll = tvm.build(sch.mod, target="llvm").get_source("ll-unopt")
     # the partial maxima: llvm.maximum without the sign-of-zero fix-up
     assert 'call nsz <16 x float> @"llvm.maximum.v16f32"' in ll
+    assert "reassoc" not in ll  # the source expression keeps its order
+    plain = tvm.build(row_reduce("max", 4, 128, 16, annotate=False).mod, target="llvm")
+    assert "nsz" not in plain.get_source("ll-unopt")
 
 
 def test_reciprocal_divides_once_per_loop_invariant_divisor():
