@@ -139,3 +139,20 @@ def test_a_short_seeded_tune_of_softmax_keeps_a_fused_row_program(tmp_path):
 
     Trace.from_json(result.best_trace).apply_to_schedule(sch)
     check_numeric(sch, list(task.args))
+
+
+def test_features_see_the_horizontal_tree_and_the_streams_a_fusion_saves():
+    from ansor_lab.search.features import FEATURE_NAMES  # noqa: PLC0415 - this test's need
+
+    policy = policy_of(softmax(256, 1024))  # 1 MiB input: streamed by each pass
+    fused = fused_sketch(policy).index
+    apart = next(s.index for s in policy.sketches if s.describe() == "default loops")
+    feats = {}
+    for k in (fused, apart):
+        cand, sch = policy.space.sample(k)
+        feats[k] = dict(zip(FEATURE_NAMES, policy._remember(cand, sch)))
+    assert feats[fused]["max.horizontal"] == 1.0 and feats[apart]["max.horizontal"] == 0.0
+    # fused: the input read once and the output written once (1 MiB each), 2 MiB; apart:
+    # more streams (the input twice, the exponentials written then read twice)
+    assert feats[fused]["streamed_bytes"] == np.log2(1 + 2 * 2**20)
+    assert feats[apart]["streamed_bytes"] > feats[fused]["streamed_bytes"] + 1
