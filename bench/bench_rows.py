@@ -89,7 +89,7 @@ def build(op, run: dict):
     return (lambda: f(*ins, out)), err
 
 
-def interleaved_minima(fns: dict, rounds: int, min_ms: float = 2.0) -> dict:
+def interleaved_minima(fns: dict, rounds: int, min_ms: float = 0.5) -> dict:
     """Each function's fastest mean call time over ``rounds`` interleaved rounds."""
     best = dict.fromkeys(fns, float("inf"))
     reps = {}
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ops", default=DEFAULT_OPS)
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--trials", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--torch-site", default=None)
     args = ap.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]

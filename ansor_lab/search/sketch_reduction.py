@@ -85,6 +85,11 @@ def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | N
     if len(reused) > 1:
         return None
     choices = tuple(c for c in LANE_CHOICES if extent % c == 0 and extent // c >= 2)
+    if any(c >= 2 * LANE_CHOICES[0] for c in choices):
+        # 8 lanes are one accumulator chain (half an AVX-512 register): where more lanes
+        # fit, the 8-lane programs only fill the search's budget (a softmax's row max on 8
+        # lanes ran 1.4x slower than on 32 or 64); they stay where nothing wider divides
+        choices = tuple(c for c in choices if c > LANE_CHOICES[0])
     return (k.name, choices) if choices else None
 
 
