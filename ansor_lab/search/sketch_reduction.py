@@ -28,7 +28,7 @@ lanes ``L`` is a searched choice among ``LANE_CHOICES`` dividing the axis's exte
 from __future__ import annotations
 
 from ..codegen.horizontal_reduce import HORIZONTAL, REASSOCIATE, RECIPROCAL
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..errors import ScheduleError
 from ..schedule.state import Stage, State, derive_extents, effective_reads
 from ..schedule.tir_schedule import Schedule
@@ -219,16 +219,29 @@ def _divides(st: Stage) -> bool:
     )
 
 
+#: A row this small stays in cache between the passes of a fused row (L1/L2): there the
+#: fused program reads the input once where separate passes read it three or four times,
+#: and does the same arithmetic, so the unfused alternative is dominated and not offered.
+ROW_IN_CACHE_BYTES = 64 << 10
+
+
 def row_fusion_alts(state: State, st: Stage) -> list:
     """Fuse rows (``apply_row_fusion``, with partial results in vector lanes where they
-    fit) or leave the stages apart."""
+    fit) or, where a row is too long to stay in cache (``ROW_IN_CACHE_BYTES``), also
+    leave the stages apart.
+
+    With a short row the unfused programs are dominated, and offering them only let a
+    noisy measurement choose one: of three seeded 64-trial softmax searches on a loaded
+    machine, one kept an unfused program measured in a quiet moment (395 us against
+    201-251 us for the fused ones)."""
     at = row_fusion_loop(state, st)
     if at is None:
         return []
-    return [
-        ("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True)),
-        ("skip", lambda sch, b: None),
-    ]
+    fuse = [("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True))]
+    row_bytes = int(st.op.axis[-1].dom.extent) * dtypes.itemsize(st.op.dtype)
+    if row_bytes <= ROW_IN_CACHE_BYTES:
+        return fuse
+    return fuse + [("skip", lambda sch, b: None)]
 
 
 # --------------------------------------------------------------------------------------
