@@ -219,27 +219,34 @@ def _divides(st: Stage) -> bool:
     )
 
 
-#: A row this small stays in cache between the passes of a fused row (L1/L2): there the
-#: fused program reads the input once where separate passes read it three or four times,
-#: and does the same arithmetic, so the unfused alternative is dominated and not offered.
+#: A row this small stays in cache between the passes of a fused row (L1/L2) ...
 ROW_IN_CACHE_BYTES = 64 << 10
+#: ... and an output this large does not fit in L2 between separate passes: there the
+#: fused program reads the input once from memory where separate passes read it three or
+#: four times, with the same arithmetic, so the unfused alternative is dominated and not
+#: offered. (Smaller problems keep it: their passes hit L2, and a layer norm ran alike.)
+PASSES_MISS_CACHE_BYTES = 1 << 20
 
 
 def row_fusion_alts(state: State, st: Stage) -> list:
     """Fuse rows (``apply_row_fusion``, with partial results in vector lanes where they
-    fit) or, where a row is too long to stay in cache (``ROW_IN_CACHE_BYTES``), also
-    leave the stages apart.
+    fit) and leave the stages apart, except where a row stays in cache and the whole
+    does not (``ROW_IN_CACHE_BYTES``, ``PASSES_MISS_CACHE_BYTES``).
 
-    With a short row the unfused programs are dominated, and offering them only let a
-    noisy measurement choose one: of three seeded 64-trial softmax searches on a loaded
+    There the unfused programs are dominated, and offering them only let a noisy
+    measurement choose one: of three seeded 64-trial softmax searches on a loaded
     machine, one kept an unfused program measured in a quiet moment (395 us against
     201-251 us for the fused ones)."""
     at = row_fusion_loop(state, st)
     if at is None:
         return []
     fuse = [("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True))]
-    row_bytes = int(st.op.axis[-1].dom.extent) * dtypes.itemsize(st.op.dtype)
-    if row_bytes <= ROW_IN_CACHE_BYTES:
+    item = dtypes.itemsize(st.op.dtype)
+    row_bytes = int(st.op.axis[-1].dom.extent) * item
+    total = item
+    for iv in st.op.axis:
+        total *= int(iv.dom.extent)
+    if row_bytes <= ROW_IN_CACHE_BYTES and total > PASSES_MISS_CACHE_BYTES:
         return fuse
     return fuse + [("skip", lambda sch, b: None)]
 

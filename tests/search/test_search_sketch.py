@@ -212,8 +212,10 @@ def test_softmax_like_gets_rfactor_variants_of_each_reduction():
 
 
 def test_a_softmax_with_rows_in_cache_gets_only_the_fused_row_sketch():
-    # max, exp-sum and normalize in one row loop read the row once; apart, three times
-    assert described(sketches_of(softmax())) == ["softmax: fuse rows"]
+    # max, exp-sum and normalize in one row loop read the row once; apart, three times,
+    # each from beyond L2 (2 MiB); a problem that fits in L2 keeps the choice
+    assert described(sketches_of(softmax(512, 1024))) == ["softmax: fuse rows"]
+    assert len(sketches_of(softmax(64, 1024))) > 1
 
 
 def test_row_sum_rfactor_sketches_compute_the_partial_sums_somewhere():
