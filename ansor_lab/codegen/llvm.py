@@ -131,6 +131,7 @@ def _generate(
     module = ir.Module(name=func.name)
     module.triple = llvm.get_process_triple()
     ctx = ModuleContext(module, options)
+    ctx.scalef = target.vector_bytes >= 64  # AVX-512F
     kernel = _emit_kernel(ctx, func)
     _emit_repeat(ctx, kernel, len(func.params))
     return str(module), ctx

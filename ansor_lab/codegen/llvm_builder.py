@@ -114,6 +114,9 @@ class FunctionBuilder(
         self.own: set = set()
         self.nsw = False
         self.flags = ("fast",) if ctx.options.fast_math else ("contract",)
+        #: flags of float divisions (``arcp`` added inside a loop annotated
+        #: ``pragma_fp_reciprocal``, see ``horizontal_reduce.RECIPROCAL``)
+        self.div_flags = self.flags
         #: values of index arithmetic already emitted, one dict per region whose code
         #: dominates what follows it (see ``expr``); a loop body or an if branch is a new one
         self.memo: list[dict] = [{}]

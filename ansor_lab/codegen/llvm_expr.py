@@ -202,7 +202,7 @@ class ExprEmitter:
     def expr_Div(self, e):
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
-            return self.b.fdiv(a, b, flags=self.flags)
+            return self.b.fdiv(a, b, flags=self.div_flags)
         safe, minus_one = self._divisor(e, b)
         return self._negate_where(minus_one, a, lambda: self.b.sdiv(a, safe))
 
@@ -290,7 +290,10 @@ class ExprEmitter:
         a, b = self._ab(e)
         if dtypes.is_float(e.dtype):
             name = "llvm.minimum" if is_min else "llvm.maximum"
-            return self.b.call(self.intrinsic(name, e.dtype, 2, self.lanes_of(a)), [a, b])
+            fn = self.intrinsic(name, e.dtype, 2, self.lanes_of(a))
+            # "nsz" where a schedule states it (a reassociated max): no sign-of-zero fix-up
+            flags = ("nsz",) if "nsz" in self.flags or "fast" in self.flags else ()
+            return self.b.call(fn, [a, b], fastmath=flags)
         cmp = self.b.icmp_signed("<" if is_min else ">", a, b)
         return self.b.select(cmp, a, b)
 

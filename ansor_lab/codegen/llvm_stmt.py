@@ -12,7 +12,7 @@ from llvmlite import ir
 from ..dsl.visitor import STMT
 from ..errors import CodegenError
 from ..ir import nodes as N
-from . import horizontal_sum, transpose_copy
+from . import horizontal_reduce, transpose_copy
 from .access import const_int, loop_bounds, not_vectorizable, vector_chunks
 from .llvm_types import MAX_UNROLL, LoopReport, Vector, llvm_type, memory_type
 
@@ -74,6 +74,22 @@ class StmtEmitter:
         bld.position_at_end(end_bb)
 
     def stmt_For(self, s: N.For) -> None:
+        saved = self.flags, self.div_flags
+        # float liberties the schedule states on a loop (``horizontal_reduce``): in a
+        # reassociated block of partial results, the sign of a zero left open (a max
+        # without the -0 < +0 fix-up); divisions by a loop-invariant value done as one
+        # reciprocal and multiplications
+        if s.annotation(horizontal_reduce.REASSOCIATE) and "fast" not in self.flags:
+            extra = tuple(f for f in ("nsz",) if f not in self.flags)
+            self.flags, self.div_flags = self.flags + extra, self.div_flags + extra
+        if s.annotation(horizontal_reduce.RECIPROCAL) and "arcp" not in self.div_flags:
+            self.div_flags = (*self.div_flags, "arcp")
+        try:
+            self._for(s)
+        finally:
+            self.flags, self.div_flags = saved
+
+    def _for(self, s: N.For) -> None:
         if s.kind == "thread_binding":
             raise CodegenError(
                 f"loop {s.loop_var.name!r} is bound to {s.thread_tag}; the LLVM (CPU) backend "
@@ -81,11 +97,13 @@ class StmtEmitter:
             )
         extent = const_int(s.extent)
         if s.kind in ("serial", "unrolled") and self.vec is None:
-            hsum = horizontal_sum.match(s, self.flat_index)
-            if hsum is not None:  # partial results in lanes: one vector and a shuffle tree
-                horizontal_sum.emit(self, hsum, memory_type)
+            hsum = horizontal_reduce.match(
+                s, self.flat_index, self.ctx.options.instrument_bound_checkers
+            )
+            if hsum is not None:  # partial results summed as a tree (reassociation stated)
+                horizontal_reduce.emit(self, hsum, memory_type)
                 self.ctx.report(
-                    LoopReport(s.loop_var.name, "vectorized", hsum.lanes, "horizontal sum")
+                    LoopReport(s.loop_var.name, "serial", hsum.lanes, "horizontal tree")
                 )
                 return
             copy = transpose_copy.match(s, self.flat_index)

@@ -99,6 +99,9 @@ class ModuleContext:
         self.lane0: dict[tuple[int, int], tuple] = {}
         #: what each run-time bound check tests (``failures.bounds_code(k)`` names check k)
         self.bound_checks: list[str] = []
+        #: the target scales by powers of two in one instruction (AVX-512 ``vscalefps``):
+        #: the vector exp ends with ``llvm.ldexp`` (``vector_math``)
+        self.scalef = False
 
     def report(self, r: LoopReport) -> None:
         """Record what happened to a loop (once, not once per unrolled copy)."""

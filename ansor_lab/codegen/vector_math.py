@@ -10,7 +10,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from . import failures
-from .llvm_types import I32, llvm_type
+from .llvm_types import I32, llvm_type, vname
 from .vector_special import VectorSpecial
 
 _FLOAT_SUFFIX = {"float16": "f16", "float32": "f32", "float64": "f64"}
@@ -34,6 +34,8 @@ _VEXP = {
         mant=23,
         lo=-103.97207708399179,
         hi=88.72283905206835,
+        lo_wide=-110.0,  # 2^-159 * (1 + r): 0 once rounded
+        hi_wide=89.0,  # 2^128 * e^0.28: inf
         log2e=1.4426950408889634,
         ln2_hi=0.693359375,
         ln2_lo=-2.12194440e-4,
@@ -52,6 +54,8 @@ _VEXP = {
         mant=52,
         lo=-745.1332191019412,
         hi=709.782712893384,
+        lo_wide=-760.0,
+        hi_wide=710.0,
         log2e=1.4426950408889634,
         ln2_hi=6.93145751953125e-1,
         ln2_lo=1.42860682030941723212e-6,
@@ -130,8 +134,18 @@ class VectorMath(VectorSpecial):
             return self.const(ft, v)
 
         isnan = b.fcmp_unordered("uno", x, x)
-        xc = b.select(b.fcmp_ordered("<", x, k(c["lo"])), k(c["lo"]), x)
-        xc = b.select(b.fcmp_ordered(">", xc, k(c["hi"])), k(c["hi"]), xc)
+        # with ldexp the range is clamped wider, so that the scaling itself overflows to
+        # inf or underflows to 0 (no compare-and-select for those afterwards)
+        lo, hi = (
+            (c["lo_wide"], c["hi_wide"])
+            if getattr(self.ctx, "scalef", False)
+            else (
+                c["lo"],
+                c["hi"],
+            )
+        )
+        xc = b.select(b.fcmp_ordered("<", x, k(lo)), k(lo), x)
+        xc = b.select(b.fcmp_ordered(">", xc, k(hi)), k(hi), xc)
         xc = b.select(isnan, k(0.0), xc)
         floor = self.intrinsic("llvm.floor", dt, 1, lanes)
         n = b.call(floor, [b.fadd(b.fmul(xc, k(c["log2e"]), flags=flags), k(0.5), flags=flags)])
@@ -142,8 +156,10 @@ class VectorMath(VectorSpecial):
             p = b.fadd(b.fmul(p, r, flags=flags), k(coeff), flags=flags)
         y = b.fadd(b.fmul(p, b.fmul(r, r, flags=flags), flags=flags), r, flags=flags)
         y = b.fadd(y, k(1.0), flags=flags)
-        # 2^n as two factors, each a valid normal number even when n is -150 or 128
         ni = b.fptosi(n, it)
+        if getattr(self.ctx, "scalef", False):  # AVX-512: ldexp is one vscalefps
+            return self._exp_ldexp(x, xc, y, ni, isnan, c)
+        # 2^n as two factors, each a valid normal number even when n is -150 or 128
         half = b.ashr(ni, self.const(it, 1))
         rest = b.sub(ni, half)
         bias, mant = self.const(it, c["bias"]), self.const(it, c["mant"])
@@ -153,6 +169,15 @@ class VectorMath(VectorSpecial):
         y = b.select(b.fcmp_ordered(">", x, k(c["hi"])), k(float("inf")), y)
         y = b.select(b.fcmp_ordered("<", x, k(c["lo"])), k(0.0), y)
         return b.select(isnan, x, y)
+
+    def _exp_ldexp(self, x, xc, y, ni, isnan, c) -> ir.Value:
+        """``y * 2^ni`` by ``llvm.ldexp`` (on AVX-512 one ``vscalefps``: rounded once,
+        denormal results included); ``xc`` was clamped to [lo_wide, hi_wide], where the
+        scaling gives 0 and inf by itself; NaN lanes return ``x``."""
+        b = self.b
+        name = f"llvm.ldexp.{vname(y.type)}.{vname(ni.type)}"
+        fn = self.ctx.declare(name, y.type, [y.type, ni.type])
+        return b.select(isnan, x, b.call(fn, [y, ni]))
 
     def _libm(self, name: str, dt: str, x: ir.Value) -> ir.Value:
         work = "float32" if dt == "float16" else dt  # libm has no half functions

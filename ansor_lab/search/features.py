@@ -11,7 +11,11 @@ reads its enclosing loops and its memory accesses from the lowered program and r
   unique bytes touched, cache lines touched, stride of the innermost loop, the
   loop-carried reuse (distance in iterations, bytes in between, count), and whether
   the buffer is a small local one (a register tile);
-* arithmetic intensity (flops per unique byte) and local allocation bytes.
+* arithmetic intensity (flops per unique byte) and local allocation bytes;
+* whether the store is a horizontal step combined as a tree (``pragma_horizontal_reduce``);
+* for the program, the bytes of large buffers streamed: each root loop nest walks every
+  large buffer it touches, so a row fusion (a softmax's statistics computed inside the
+  output's row loop) streams its input once where separate passes stream it three times.
 
 The program vector ends with the analytic prior's score (``search/prior.py``: the share of
 peak its register tiles allow on the target's vector unit). The forest could in principle
@@ -74,6 +78,7 @@ _STORE_FIELDS = (
     "guarded",
     "intensity",
     "alloc_bytes",
+    "horizontal",
 ) + tuple(f"acc{k}_{f}" for k in range(TOP_ACCESSES) for f in _ACCESS_FIELDS)
 
 #: Names of the per-store features, in order.
@@ -82,8 +87,10 @@ STORE_FEATURE_NAMES = _STORE_FIELDS
 FEATURE_NAMES = (
     tuple(f"mean.{n}" for n in _STORE_FIELDS)
     + tuple(f"max.{n}" for n in _STORE_FIELDS)
-    + ("total_flops", "n_stores", "total_alloc_bytes", "prior_score")
+    + ("total_flops", "n_stores", "total_alloc_bytes", "streamed_bytes", "prior_score")
 )
+#: A buffer larger than this is streamed from beyond L1 by each root loop nest touching it.
+STREAM_BYTES = 48 << 10
 
 
 def _log(x: float) -> float:
@@ -180,8 +187,16 @@ class _Extractor(LoopNestWalker):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[tuple[float, list[float]]] = []
+        self.streams: set = set()  # (root loop, buffer): see ``streamed_bytes``
+
+    def streamed_bytes(self) -> float:
+        """Bytes of the large buffers walked, once per root loop nest touching each: what
+        fusing rows saves (the prior prices the same streams, ``prior.CACHE_TIERS``)."""
+        return float(sum(b.nbytes for _, b in self.streams if b.nbytes > STREAM_BYTES))
 
     def store(self, s: N.BufferStore) -> None:
+        root = self.loops[0].var if self.loops else None
+        self.streams.add((root, s.buffer))
         loops = [lp for lp in self.loops if lp.extent > 1]
         trips = 1.0
         for lp in loops:
@@ -207,6 +222,7 @@ class _Extractor(LoopNestWalker):
                 if n.buffer is s.buffer:
                     reads_store = True
                     continue
+                self.streams.add((root, n.buffer))
                 acc = _access(n.buffer, n.indices, loops, True, False, self.local_sizes)
                 accesses.append((acc[3], acc))
         if reads_store:
@@ -227,6 +243,7 @@ class _Extractor(LoopNestWalker):
             float(self.guards > 0),
             _log(flops / max(unique_total, 1.0)),
             _log(alloc),
+            float(bool(self.loops) and self.loops[-1].horizontal),  # a tree, not a chain
         ]
         for k in range(TOP_ACCESSES):
             row += chosen[k] if k < len(chosen) else [0.0] * len(_ACCESS_FIELDS)
@@ -285,8 +302,9 @@ def program_features(
     mx = rows.max(axis=0)
     total_flops = _log(float(weights.sum()))
     alloc = rows[:, _STORE_FIELDS.index("alloc_bytes")].max()
-    out = np.concatenate([mean, mx, [total_flops, float(len(ex.rows)), alloc, prior]])
-    assert out.shape[0] == 2 * width + 4
+    streamed = _log(ex.streamed_bytes())
+    out = np.concatenate([mean, mx, [total_flops, float(len(ex.rows)), alloc, streamed, prior]])
+    assert out.shape[0] == 2 * width + 5
     return out
 
 

@@ -7,6 +7,7 @@ keeps that stack so each of them only says what to do with a store.
 
 from __future__ import annotations
 
+from ..codegen.horizontal_reduce import HORIZONTAL
 from ..dsl import expr as E
 from ..ir import nodes as N
 
@@ -15,15 +16,20 @@ UNKNOWN_EXTENT = 16
 
 
 class LoopInfo:
-    """One enclosing loop: variable, extent, kind and the auto-unroll budget around it."""
+    """One enclosing loop: variable, extent, kind and the auto-unroll budget around it;
+    ``horizontal``: the schedule lets the code generator combine its partial results as
+    a tree (``codegen.horizontal_reduce``)."""
 
-    __slots__ = ("var", "extent", "kind", "unroll_budget")
+    __slots__ = ("var", "extent", "kind", "unroll_budget", "horizontal")
 
-    def __init__(self, var: E.Var, extent: int, kind: str, unroll_budget: int) -> None:
+    def __init__(
+        self, var: E.Var, extent: int, kind: str, unroll_budget: int, horizontal: bool = False
+    ) -> None:
         self.var = var
         self.extent = extent
         self.kind = kind
         self.unroll_budget = unroll_budget
+        self.horizontal = horizontal
 
 
 class LoopNestWalker:
@@ -50,7 +56,13 @@ class LoopNestWalker:
             budget = s.annotation("pragma_auto_unroll_max_step")
             outer = self.loops[-1].unroll_budget if self.loops else 0
             self.loops.append(
-                LoopInfo(s.loop_var, extent, s.kind, int(budget) if budget is not None else outer)
+                LoopInfo(
+                    s.loop_var,
+                    extent,
+                    s.kind,
+                    int(budget) if budget is not None else outer,
+                    bool(s.annotation(HORIZONTAL)),
+                )
             )
             self.visit(s.body)
             self.loops.pop()

@@ -55,6 +55,16 @@ TILE_ROUND_TRIP = 4.0
 UNROLLED_BODY = 128
 #: Loads the core issues per multiply-add.
 LOADS_PER_FMA = 2.0
+#: Vector operations of a vectorized transcendental (range reduction + polynomial, as
+#: ``codegen/vector_math`` emits exp) in units of one add.
+MATH_CALL_OPS = 16.0
+TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "pow"})
+#: (bytes, price): a buffer larger than ``bytes`` is read from (or written to) the next
+#: level each time a root loop nest walks it, at ``price`` per element in units of one
+#: vector-lane operation at peak (AVX-512, 2 vector ops per cycle: 32 lanes a cycle; one
+#: core streams ~3 floats a cycle from L3/DRAM and ~16 from L2). This is what a row
+#: fusion saves: a softmax's row read once from memory, then from L1.
+CACHE_TIERS = ((1 << 20, 12.0), (48 << 10, 2.0))
 #: Multiply-adds ahead in which the out-of-order core finds independent work (fitted on
 #: ~1,500 measured programs: 16-64 rank about alike, 128 and more worse).
 OOO_WINDOW = 32
@@ -68,8 +78,30 @@ class _PriorWalker(LoopNestWalker):
         self.cores = max(1, cores)
         self.work = 0.0
         self.time = 0.0
+        #: (root loop, buffer) pairs: each loop nest at the root streams a buffer it
+        #: touches at least once; stores fused under one root loop share the stream
+        self.streams: set = set()
+
+    def _note_streams(self, s: N.BufferStore) -> None:
+        root = self.loops[0].var if self.loops else None
+        for buf in {s.buffer, *(ld.buffer for ld in _loads_of(s))}:
+            self.streams.add((root, buf))
+
+    def memory_time(self, elem_bytes: int) -> float:
+        """Time (in the walker's units) the streams take: a buffer larger than the
+        ``CACHE_TIERS`` level it falls out of costs that tier's price per element, once
+        per root loop nest that touches it."""
+        total = 0.0
+        for _, buf in self.streams:
+            size = buf.nbytes
+            for limit, cost in CACHE_TIERS:
+                if size > limit:
+                    total += size / max(1, elem_bytes) * cost
+                    break
+        return total
 
     def store(self, s: N.BufferStore) -> None:
+        self._note_streams(s)
         loops = [lp for lp in self.loops if lp.extent > 1]
         trips = math.prod(lp.extent for lp in loops)
         written = set()
@@ -82,6 +114,9 @@ class _PriorWalker(LoopNestWalker):
             isinstance(n, N.BufferLoad) and n.buffer is s.buffer for n in E.post_order(s.value)
         )
         reduction = [k for k, lp in enumerate(loops) if accumulates and lp.var not in written]
+        if reduction and loops[reduction[-1]].horizontal and reduction[-1] == len(loops) - 1:
+            self._horizontal(s, loops, trips)  # a tree of shuffles, not a scalar chain
+            return
         tile = loops[reduction[-1] + 1 :] if reduction else loops[-1:]
         vec = tile[-1] if tile and tile[-1].kind == "vectorized" else None
         # accumulators (or results) in flight: one per vector of the tile
@@ -122,17 +157,20 @@ class _PriorWalker(LoopNestWalker):
         if self.cores > 1:
             ext = math.prod(lp.extent for lp in par) if par else 1
             eff *= ext / (self.cores * math.ceil(ext / self.cores))
-        flops = (
-            sum(
-                1
-                for n in E.post_order(s.value)
-                if isinstance(n, (E.Add, E.Sub, E.Mul, E.Div, E.Call))
-            )
-            * trips
-        )
-        weight = max(float(flops), float(trips))
+        weight = max(float(_flops(s) * trips), float(trips))
         self.work += weight
         self.time += weight / max(eff, 1e-6)
+
+    def _horizontal(self, s: N.BufferStore, loops: list, trips: int) -> None:
+        """A horizontal step emitted as a tree (``codegen.horizontal_reduce``): one vector
+        load and log2 L rounds of shuffle + combine for L partial results, where a scalar
+        chain would wait L times on the adder's latency."""
+        n = loops[-1].extent
+        ideal = max(1.0, n / self.lanes)  # vector operations a perfect reduction needs
+        spent = 2.0 * math.log2(max(n, 2)) + 3.0  # shuffles, combines, load, store
+        weight = max(float(_flops(s) * trips), float(trips))
+        self.work += weight
+        self.time += weight / min(1.0, ideal / spent)
 
     def _loads(self, ld: N.BufferLoad, tile: list, vec) -> float:
         """Vector loads (or broadcasts, or lane loads) of one operand per reduction step."""
@@ -164,6 +202,19 @@ class _PriorWalker(LoopNestWalker):
         coeff = sum(c for t, c in form[0].items() if t is vec.var)
         others = [t for t in form[0] if t is not vec.var and vec.var in E.free_vars(t)]
         return bool(others) or coeff not in (0, 1)
+
+
+def _flops(s: N.BufferStore) -> float:
+    """Arithmetic operations of one execution of ``s``; a transcendental call counts as
+    the ``MATH_CALL_OPS`` vector operations its polynomial takes (a softmax's cost is its
+    exp: vectorized badly, it is the program's time)."""
+    total = 0.0
+    for n in E.post_order(s.value):
+        if isinstance(n, E.Call):
+            total += MATH_CALL_OPS if n.op in TRANSCENDENTAL else 1.0
+        elif isinstance(n, (E.Add, E.Sub, E.Mul, E.Div)):
+            total += 1.0
+    return total
 
 
 def _unrolled_steps(loops: list) -> int:
@@ -215,9 +266,9 @@ def analytic_score(
     lanes = max(1, vector_bytes // elem_bytes)
     walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores)
     walker.visit(func.body)
-    if walker.time <= 0:
+    time = walker.time + walker.memory_time(elem_bytes) * lanes / 16
+    if time <= 0:
         return 1.0
-    time = walker.time
     if balance:  # in the same unit as ``time``: work done at peak in that time
         time = max(time, compulsory_bytes(func) / balance)
-    return walker.work / time
+    return min(1.0, walker.work / time)

@@ -47,6 +47,13 @@ def _score(sch: tir.Schedule, vector_bytes: int = 64, cores: int = 1) -> float:
     return analytic_score(tvm.lower(sch.mod)["main"], vector_bytes, cores)
 
 
+@pytest.fixture
+def compute_only(monkeypatch):
+    """The register-tile side of the prior alone (no memory streams): these tests pin its
+    ratios on small elementwise programs whose time the streams would otherwise set."""
+    monkeypatch.setattr(prior, "CACHE_TIERS", ())
+
+
 def test_a_full_register_tile_scores_near_peak_and_a_scalar_loop_near_nothing():
     good = _score(_matmul_schedule(4, 64))  # 16 zmm accumulators, 32-step reduction
     naive = tir.Schedule(te.create_prim_func(matmul(N)))
@@ -107,7 +114,7 @@ def test_a_tile_left_as_loops_scores_lower_than_an_unrolled_one():
     assert rolled == pytest.approx(unrolled / 2, rel=0.02)
 
 
-def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one():
+def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one(compute_only):
     A = te.placeholder((N, N), name="A")
     B = te.compute((N, N), lambda i, j: A[j, i] + 1.0, name="B")  # transposed read
     C = te.compute((N, N), lambda i, j: A[i, j] + 1.0, name="C")
@@ -121,7 +128,7 @@ def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one():
     assert scores[0] == pytest.approx(scores[1] / 4)
 
 
-def test_a_strided_store_scores_like_a_gather():
+def test_a_strided_store_scores_like_a_gather(compute_only):
     # B = A transposed, vectorized along B's rows: contiguous loads, scattered stores
     A = te.placeholder((N, N), name="A")
     B = te.compute((N, N), lambda i, j: A[j, i] + 1.0, name="B")
@@ -139,7 +146,7 @@ def test_a_strided_store_scores_like_a_gather():
     assert scores[1] == pytest.approx(scores[0] / 4)
 
 
-def test_a_producer_recomputed_inside_its_consumer_is_not_a_reduction():
+def test_a_producer_recomputed_inside_its_consumer_is_not_a_reduction(compute_only):
     # B is recomputed for every row block of C: the row loop is redundant work for B's
     # store, not a reduction whose "register tile" would be all of B (and spill)
     A = te.placeholder((64, 64), name="A")
@@ -157,7 +164,7 @@ def test_a_producer_recomputed_inside_its_consumer_is_not_a_reduction():
     assert _score(sch) == pytest.approx(1.0)
 
 
-def test_parallel_extent_that_does_not_divide_among_cores_costs():
+def test_parallel_extent_that_does_not_divide_among_cores_costs(compute_only):
     def par(extent_i):
         sch = _matmul_schedule(4, 64)
         i0 = sch.get_loops(sch.get_block("C"))[0]
@@ -211,3 +218,35 @@ def test_first_batch_leans_to_high_prior_programs():
     # 6 of 8 are picked by the prior (2 at random, prior_random_ratio 0.25)
     assert sorted(chosen)[-6] >= np.median(population)
     assert max(chosen) == pytest.approx(max(population))
+
+
+def test_a_fused_row_reads_a_large_input_once_and_scores_above_separate_passes():
+    """Each root loop nest streams the large buffers it touches (the softmax's input, its
+    exponentials) from beyond L2; computed inside the output's row loop, the statistics
+    and the exponentials of a row reuse it from cache: one stream instead of four."""
+    from workloads import softmax  # noqa: PLC0415 - this test's workload
+
+    def lowered(fused: bool):
+        A, out = softmax(512, 1024)  # 2 MiB input: larger than the L2 tier
+        sch = tir.Schedule(te.create_prim_func([A, out]))
+        for name in ("expv", "softmax"):
+            _, j = sch.get_loops(sch.get_block(name))
+            _, j1 = sch.split(j, [None, 16])
+            sch.vectorize(j1)
+        if fused:
+            row = sch.get_loops(sch.get_block("softmax"))[0]
+            for name in ("rowsum", "expv", "rowmax"):
+                sch.compute_at(sch.get_block(name), row)
+        return tvm.lower(sch.mod)["main"]
+
+    def large_streams(func) -> int:
+        walker = prior._PriorWalker(16, 32, 1)
+        walker.visit(func.body)
+        return len([b for _, b in walker.streams if b.nbytes > (1 << 20)])
+
+    apart, fused = lowered(False), lowered(True)
+    # apart: A read by two nests, expv written by one and read by two, the output: 6;
+    # fused: A and the output
+    assert large_streams(apart) == 6
+    assert large_streams(fused) == 2
+    assert analytic_score(fused) > analytic_score(apart)

@@ -50,7 +50,7 @@ def test_row_sum_partial_sums_live_in_vector_lanes_and_the_reassociation_is_stat
         rf = next(i for i in sch.trace.insts if i.kind == "RFactor")
         lanes.add(sch.state.stage("S_rf").op.shape[-1])
         assert rf is not None
-    assert lanes <= {8, 16, 32, 64} and len(lanes) >= 2  # the lane count is searched
+    assert lanes <= {16, 32, 64} and len(lanes) >= 2  # the lane count is searched
 
 
 def test_layer_norm_rows_are_fused_with_both_sums():
@@ -79,10 +79,11 @@ def test_the_vector_rule_applies_to_row_reductions_and_gemv_not_to_matmul():
         sch = make_task(tensors).make_schedule()
         return vector_reduction(sch.state, sch.state.stage(block))
 
-    assert applies(row_sum(4, 512), "S") == ("k", (8, 16, 32, 64))
+    assert applies(row_sum(4, 512), "S") == ("k", (16, 32, 64))
+    assert applies(row_sum(4, 24), "S") == ("k", (8,))  # nothing wider divides 24
     x, w = te.placeholder((1, 96), name="x"), te.placeholder((40, 96), name="w")
     gemv = topi.nn.dense(x, w)
-    assert applies([x, w, gemv], gemv.op.name) == ("k", (8, 16, 32))
+    assert applies([x, w, gemv], gemv.op.name) == ("k", (16, 32))
     assert applies(matmul(32), "C") is None  # B[k, j]: k is not the contiguous index
     xb = te.placeholder((16, 96), name="xb")
     dense = topi.nn.dense(xb, w)  # both inputs reused across outputs: tiling serves it
@@ -94,7 +95,10 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
     A = te.placeholder((37, 96), name="A")
     S = topi.sum(A, axis=0)
     policy = policy_of([A, S])
-    assert [s.describe() for s in policy.sketches] == [f"{S.op.name}: tile(SRS)"]
+    assert [s.describe() for s in policy.sketches] == [
+        f"{S.op.name}: tile(SRS)",
+        f"{S.op.name}: tile(RSS)",
+    ]
     tiles = set()
     for _ in range(6):
         _, sch = policy.space.sample(0)
@@ -109,6 +113,16 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
         assert loops[-1].startswith("for i0_1 in")
         tiles.add(loops[-1])
     assert any("T.vectorized" in t for t in tiles)
+    for _ in range(4):  # R S S: the rows of A in memory order, a row of partial sums inside
+        _, sch = policy.space.sample(1)
+        check_numeric(sch, sch.args)
+        loops = [
+            ln.strip()
+            for ln in tvm.lower(sch.mod).script().splitlines()
+            if ln.strip().startswith("for")
+        ]
+        assert loops[2].startswith("for k0 in")  # after the init's two loops
+        assert loops[-1].startswith("for i0_1 in")
 
 
 def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error():

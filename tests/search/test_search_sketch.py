@@ -197,7 +197,7 @@ def test_conv2d_padding_location_is_sampled_inline_root_and_in_tiles():
 
 
 def test_softmax_like_gets_rfactor_variants_of_each_reduction():
-    sketches = sketches_of(softmax())
+    sketches = sketches_of(softmax(2, 32768))  # 128 KiB rows: fusing them is a choice
     names = described(sketches)
     assert "default loops" in names
     assert "softmax: fuse rows" in names  # max, exp-sum and normalize in one row loop
@@ -210,6 +210,13 @@ def test_softmax_like_gets_rfactor_variants_of_each_reduction():
     assert len(names) == 10 == len(set(names))
     # the expensive exp is never inlined
     assert not any(b == "expv" for s in sketches for b, _, _ in s.steps)
+
+
+def test_a_softmax_with_rows_in_cache_gets_only_the_fused_row_sketch():
+    # max, exp-sum and normalize in one row loop read the row once; apart, three times,
+    # each from beyond L2 (2 MiB); a problem that fits in L2 keeps the choice
+    assert described(sketches_of(softmax(512, 1024))) == ["softmax: fuse rows"]
+    assert len(sketches_of(softmax(64, 1024))) > 1
 
 
 def test_row_sum_rfactor_sketches_compute_the_partial_sums_somewhere():
