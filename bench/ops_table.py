@@ -88,6 +88,7 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
     for (op, thr, trials), recs in ours.items():
         recs = sorted(recs, key=lambda r: r.get("seed") or 0)
         sp = spread([r["ours_s"] for r in recs])
+        cpu = spread([r.get("ours_cpu_s") for r in recs])
         ms_recs = ms.get((op, thr, trials), [])
         ms_sp = spread([r["ms_s"] for r in ms_recs])
         times = {
@@ -105,6 +106,7 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
             "ours_best_s": sp["best_s"],
             "ours_worst_s": sp["worst_s"],
             "spread": sp["spread"],
+            "cpu_spread": cpu["spread"],  # the same on the CPU clock (1 thread)
             "gflops": flops.get(op, 0.0) / sp["median_s"] / 1e9 if sp["median_s"] else None,
             "rel_error": max(r["rel_error"] for r in recs),
             "tune_s": statistics.median(r["tune_s"] for r in recs),
@@ -173,7 +175,7 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
     if any(r["seeds"] > 1 for r in rows):
         lines.append(
             f"\nseeds: {'operator':18} {'thr':>3} {'trials':>6} {'n':>2} {'best GF':>8}"
-            f" {'median':>8} {'worst GF':>8} {'spread':>7}"
+            f" {'median':>8} {'worst GF':>8} {'spread':>7} {'cpu clock':>9}"
         )
         for r in rows:
             f = r["gflops"] * r["ours_s"] if r["gflops"] else 0.0  # flops / 1e9
@@ -181,7 +183,7 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
             lines.append(
                 f"       {r['op']:18} {r['threads']:>3} {r['trials']:>6} {r['seeds']:>2}"
                 f" {f / r['ours_best_s']:8.1f} {f / r['ours_s']:8.1f} {f / r['ours_worst_s']:8.1f}"
-                f" {r['spread']:6.2f}x {ok}"
+                f" {r['spread']:6.2f}x {_x(r['cpu_spread']):>9} {ok}"
             )
         lines.append(f"(spread: worst seed's time over the best's; target <= {SPREAD_TARGET}x)")
     for thr, trials in sorted({(r["threads"], r["trials"]) for r in rows}):
