@@ -189,6 +189,9 @@ def tune(op: Op, threads: int, budgets: list[int], seed: int, params: dict | Non
     )
     policy = auto_scheduler.SketchPolicy(task, seed=seed, verbose=0, params=params)
     result = task.tune(opts, search_policy=policy)
+    # the best tuner time after each batch of 16 and the sketch of the best: where a bad
+    # seed fell behind
+    snap.curve = [best for trial, _, best in result.stats.history if trial % 16 == 0]
     for b in budgets:  # a small space is exhausted before the budget: its best is final
         snap.snaps.setdefault(
             b,
@@ -199,7 +202,7 @@ def tune(op: Op, threads: int, budgets: list[int], seed: int, params: dict | Non
                 result.stats.invalid,
             ),
         )
-    return task, snap.snaps
+    return task, snap.snaps, snap
 
 
 def ms_base(log_dir: str, op: str, threads: int, budget: int, seed: int) -> str:
@@ -317,13 +320,14 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                 ):
                     continue
                 t0 = time.perf_counter()
-                task, snaps = tune(op, thr, budgets, seed, params)
+                task, snaps, snap = tune(op, thr, budgets, seed, params)
                 for b in budgets:
                     trace, tuner_s, wall, invalid = snaps[b]
                     ours = time_ours(task, trace, thr, op)
                     journal.add(
                         kind="ours", op=name, threads=thr, trials=b, seed=seed, **ours,
                         tuner_s=tuner_s, tune_s=wall, invalid=invalid,
+                        curve=[c for k, c in enumerate(snap.curve) if 16 * (k + 1) <= b],
                     )  # fmt: skip
                     print(
                         f"  seed {seed} @{b}: {op.flops / ours['ours_s'] / 1e9:8.2f} GFLOPS"
