@@ -103,12 +103,20 @@ def time_ours(task, trace: dict, threads: int, op: Op) -> dict:
     return rec
 
 
-def time_numpy(op: Op, tensors, threads: int) -> float:
-    """numpy's median time with ``threads`` BLAS threads."""
+def _median_times(fn, threads: int) -> dict:
+    """``{"s": median wall seconds}``, and on 1 thread ``"cpu_s"``: the process CPU clock."""
+    out = {"s": statistics.median(time_python(fn, 9, 40))}
+    if threads == 1:  # the CPU clock leaves out the time other jobs held the core
+        out["cpu_s"] = statistics.median(time_python(fn, 9, 40, clock=time.process_time))
+    return out
+
+
+def time_numpy(op: Op, tensors, threads: int) -> dict:
+    """numpy's median time with ``threads`` BLAS threads (``_median_times``)."""
     ins = inputs_for(tensors)
     limit, _ = blas_limit(threads)
     with limit:
-        return statistics.median(time_python(lambda: op.numpy_fn(*ins), 9, 40))
+        return _median_times(lambda: op.numpy_fn(*ins), threads)
 
 
 def load_torch(site: str | None):
@@ -122,14 +130,14 @@ def load_torch(site: str | None):
     return torch
 
 
-def time_torch(torch, op: Op, tensors, threads: int) -> float | None:
-    """PyTorch's median time with ``threads`` threads (inference mode)."""
+def time_torch(torch, op: Op, tensors, threads: int) -> dict | None:
+    """PyTorch's median time with ``threads`` threads (inference mode; ``_median_times``)."""
     if torch is None or op.torch_fn is None:
         return None
     torch.set_num_threads(threads)
     ins = [torch.from_numpy(a) for a in inputs_for(tensors)]
     with torch.inference_mode():
-        return statistics.median(time_python(lambda: op.torch_fn(torch, *ins), 9, 40))
+        return _median_times(lambda: op.torch_fn(torch, *ins), threads)
 
 
 def stream_read_gbs(threads: int, mib: int = 256) -> float:
@@ -338,11 +346,11 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                 print(f"  seed {seed} done in {time.perf_counter() - t0:.0f} s", flush=True)
             tensors = list((task or make_task(op, thr)).args)
             if not journal.has(kind="numpy", op=name, threads=thr):
-                journal.add(kind="numpy", op=name, threads=thr, s=time_numpy(op, tensors, thr))
+                journal.add(kind="numpy", op=name, threads=thr, **time_numpy(op, tensors, thr))
             if torch is not None and not journal.has(kind="torch", op=name, threads=thr):
-                s = time_torch(torch, op, tensors, thr)
-                if s is not None:
-                    journal.add(kind="torch", op=name, threads=thr, s=s)
+                t = time_torch(torch, op, tensors, thr)
+                if t is not None:
+                    journal.add(kind="torch", op=name, threads=thr, **t)
             for seed in range(args.ms_seeds if python else 0):
                 if all(
                     journal.has(kind="ms", op=name, threads=thr, trials=b, seed=seed)
@@ -351,6 +359,9 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                     continue
                 base = ms_base(args.log_dir, name, thr, max(budgets), seed)
                 print(f"  MetaSchedule seed {seed} ({base})", flush=True)
+                if args.ms_reuse_only and not os.path.exists(base + ".json"):
+                    print(f"  MetaSchedule: no tuning in {base} yet (--ms-reuse-only)")
+                    continue
                 checkpoints = ms_tune(python, name, thr, budgets, base, seed)
                 if checkpoints is None:
                     continue
@@ -360,9 +371,11 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                     if cp is None or rt is None:
                         continue
                     ms_s = op.flops / rt["best_gflops"] / 1e9
+                    cpu = rt.get("cpu_gflops")
                     journal.add(
                         kind="ms", op=name, threads=thr, trials=b, seed=seed, ms_s=ms_s,
                         rel_error=rt["rel_error"], tune_s=cp["wall_s"],
+                        ms_cpu_s=op.flops / cpu / 1e9 if cpu else None,
                         tuner_gflops=cp["tuner_best_gflops"],
                     )  # fmt: skip
                     print(f"  MetaSchedule @{b}: {rt['best_gflops']:.2f} GFLOPS", flush=True)
@@ -377,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long", action="store_true", help="same as --trials 64,256")
     ap.add_argument("--seeds", type=int, default=1, help="searches per operator (seeds 0..N-1)")
     ap.add_argument("--ms-seeds", type=int, default=1, help="MetaSchedule searches per operator")
+    ap.add_argument(
+        "--ms-reuse-only",
+        action="store_true",
+        help="only re-time MetaSchedule tunings already in --log-dir (tune none)",
+    )
     ap.add_argument("--torch-site", default=None, help="site-packages holding torch")
     ap.add_argument("--jsonl", default=None, help="the run's records (default: a new file)")
     ap.add_argument("--log-dir", default=None, help="MetaSchedule work dirs (default: by jsonl)")

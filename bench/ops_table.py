@@ -80,6 +80,11 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
         for r in last.values()
         if r["kind"] in ("numpy", "torch")
     }
+    peer_cpu = {
+        (r["kind"], r["op"], r["threads"]): r.get("cpu_s")
+        for r in last.values()
+        if r["kind"] in ("numpy", "torch")
+    }
     ms = {}
     for r in last.values():
         if r["kind"] == "ms":
@@ -95,6 +100,11 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
             "numpy": peer_s.get(("numpy", op, thr)),
             "torch": peer_s.get(("torch", op, thr)),
             "ms": ms_sp["median_s"],
+        }
+        cpu_times = {  # the process CPU clock (1 thread): what the load leaves out
+            "numpy": peer_cpu.get(("numpy", op, thr)),
+            "torch": peer_cpu.get(("torch", op, thr)),
+            "ms": spread([r.get("ms_cpu_s") for r in ms_recs])["median_s"],
         }
         row = {
             "op": op,
@@ -115,11 +125,15 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
             "ms_rel_error": max((r["rel_error"] for r in ms_recs), default=None),
             **{f"{p}_s": times[p] for p in PEERS},
             **{f"vs_{p}": ratio(times[p], sp["median_s"]) for p in PEERS},
+            **{f"cpu_vs_{p}": ratio(cpu_times[p], cpu["median_s"]) for p in PEERS},
         }
         avail = {p: t for p, t in times.items() if t}
         best = min(avail, key=avail.get) if avail else None
         row["best_peer"] = best
         row["vs_best"] = ratio(avail[best], sp["median_s"]) if best else None
+        avail = {p: t for p, t in cpu_times.items() if t}
+        best = min(avail, key=avail.get) if avail else None
+        row["cpu_vs_best"] = ratio(avail[best], cpu["median_s"]) if best else None
         row["tune_vs_ms"] = (
             row["tune_s"] / row["ms_tune_s"] if row["ms_tune_s"] else None
         )  # < 1: we tune faster
@@ -132,7 +146,7 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
 def family_summary(rows: list[dict]) -> dict[str, dict]:
     """Per family (in order of appearance) and ``"GEOMEAN"``: the geomean of each ratio."""
     out: dict[str, dict] = {}
-    keys = [f"vs_{p}" for p in PEERS] + ["vs_best"]
+    keys = [f"{c}vs_{p}" for c in ("", "cpu_") for p in (*PEERS, "best")]
     for fam in dict.fromkeys(r["family"] for r in rows):
         sel = [r for r in rows if r["family"] == fam]
         out[fam] = {k: geomean([r[k] for r in sel]) for k in keys}
@@ -172,6 +186,18 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
         "(peer columns: the peer's time over ours, > 1 means we are faster; ours is the median"
         " of the seeds)"
     )
+    if any(r["cpu_vs_best"] for r in rows):
+        lines.append(
+            f"\ncpu clock (1 thread): {'operator':18} {'trials':>6} {'numpy':>7} {'torch':>7}"
+            f" {'MS':>7} {'best peer':>9}"
+        )
+        for r in rows:
+            if r["cpu_vs_best"]:
+                lines.append(
+                    f"                      {r['op']:18} {r['trials']:>6}"
+                    f" {_x(r['cpu_vs_numpy']):>7} {_x(r['cpu_vs_torch']):>7}"
+                    f" {_x(r['cpu_vs_ms']):>7} {_x(r['cpu_vs_best']):>9}"
+                )
     if any(r["seeds"] > 1 for r in rows):
         lines.append(
             f"\nseeds: {'operator':18} {'thr':>3} {'trials':>6} {'n':>2} {'best GF':>8}"
@@ -193,6 +219,13 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
             lines.append(
                 f"  {fam:12} numpy {_x(g['vs_numpy']):>7}  torch {_x(g['vs_torch']):>7}"
                 f"  MS {_x(g['vs_ms']):>7}  best peer {_x(g['vs_best']):>7}"
+                + (
+                    f"  | cpu clock: numpy {_x(g['cpu_vs_numpy']):>7}  torch"
+                    f" {_x(g['cpu_vs_torch']):>7}  MS {_x(g['cpu_vs_ms']):>7}  best"
+                    f" {_x(g['cpu_vs_best']):>7}"
+                    if g["cpu_vs_best"]
+                    else ""
+                )
             )
         tuned = [r for r in sel if r["ms_tune_s"]]
         if tuned:

@@ -99,6 +99,25 @@ def test_last_record_of_a_key_wins():
     assert record_key(peer("numpy", "conv", 1.0)) == ("numpy", "conv", 1, None, None)
 
 
+def test_cpu_clock_ratios():
+    recs = [
+        {**ours("gemm", 0, 0.010), "ours_cpu_s": 0.008},
+        {**ours("gemm", 1, 0.012), "ours_cpu_s": 0.009},
+        {**peer("numpy", "gemm", 0.022), "cpu_s": 0.017},
+        {**ms("gemm", 0.0165), "ms_cpu_s": 0.0136},
+    ]
+    (g,) = build_rows(recs, FLOPS, FAMILIES)
+    assert g["cpu_spread"] == pytest.approx(9 / 8)
+    assert g["cpu_vs_numpy"] == pytest.approx(0.017 / 0.0085)
+    assert g["cpu_vs_ms"] == pytest.approx(0.0136 / 0.0085)
+    assert g["cpu_vs_torch"] is None
+    assert g["cpu_vs_best"] == pytest.approx(0.0136 / 0.0085)
+    text = format_report([g])
+    assert "cpu clock (1 thread)" in text
+    assert "gemm 64 2.00x - 1.60x 1.60x" in " ".join(text.split())
+    assert family_summary([g])["GEOMEAN"]["cpu_vs_best"] == pytest.approx(1.6)
+
+
 def test_family_geomeans():
     rows = build_rows(RECORDS, FLOPS, FAMILIES)
     fam = family_summary(rows)
