@@ -117,6 +117,9 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
             "ours_worst_s": sp["worst_s"],
             "spread": sp["spread"],
             "cpu_spread": cpu["spread"],  # the same on the CPU clock (1 thread)
+            "ours_cpu_s": cpu["median_s"],
+            "ours_cpu_best_s": cpu["best_s"],
+            "ours_cpu_worst_s": cpu["worst_s"],
             "gflops": flops.get(op, 0.0) / sp["median_s"] / 1e9 if sp["median_s"] else None,
             "rel_error": max(r["rel_error"] for r in recs),
             "tune_s": statistics.median(r["tune_s"] for r in recs),
@@ -156,6 +159,10 @@ def family_summary(rows: list[dict]) -> dict[str, dict]:
 
 def _x(v) -> str:
     return "-" if v is None else f"{v:.2f}x"
+
+
+def _g(gflop: float, s: float | None) -> str:
+    return "-" if not s else f"{gflop / s:.1f}"
 
 
 def _n(v, fmt: str) -> str:
@@ -201,7 +208,8 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
     if any(r["seeds"] > 1 for r in rows):
         lines.append(
             f"\nseeds: {'operator':18} {'thr':>3} {'trials':>6} {'n':>2} {'best GF':>8}"
-            f" {'median':>8} {'worst GF':>8} {'spread':>7} {'cpu clock':>9}"
+            f" {'median':>8} {'worst GF':>8} {'spread':>7} | cpu clock: {'best':>6} {'median':>6}"
+            f" {'worst':>6} {'spread':>6}"
         )
         for r in rows:
             f = r["gflops"] * r["ours_s"] if r["gflops"] else 0.0  # flops / 1e9
@@ -209,7 +217,9 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
             lines.append(
                 f"       {r['op']:18} {r['threads']:>3} {r['trials']:>6} {r['seeds']:>2}"
                 f" {f / r['ours_best_s']:8.1f} {f / r['ours_s']:8.1f} {f / r['ours_worst_s']:8.1f}"
-                f" {r['spread']:6.2f}x {_x(r['cpu_spread']):>9} {ok}"
+                f" {r['spread']:6.2f}x | {'':10} {_g(f, r['ours_cpu_best_s']):>6}"
+                f" {_g(f, r['ours_cpu_s']):>6} {_g(f, r['ours_cpu_worst_s']):>6}"
+                f" {_x(r['cpu_spread']):>6} {ok}"
             )
         lines.append(f"(spread: worst seed's time over the best's; target <= {SPREAD_TARGET}x)")
     for thr, trials in sorted({(r["threads"], r["trials"]) for r in rows}):
