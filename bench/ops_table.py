@@ -24,6 +24,8 @@ PEERS = ("numpy", "torch", "ms")
 SPREAD_TARGET = 1.10
 #: a program is correct when its max abs error over max(1, max |reference|) is below this
 REL_ERROR_OK = 1e-3
+#: bytes the GEMV of bench_ops (gemv_ffn) reads: its weight matrix
+GEMV_BYTES = 768 * 3072 * 4
 
 
 def geomean(xs) -> float | None:
@@ -247,7 +249,14 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
                 f" {_x(geomean([r['tune_vs_ms'] for r in tuned]))})"
             )
     for thr, gbs in (bandwidth or {}).items():
-        lines.append(f"\nstreaming read bandwidth, {thr} thread(s): {gbs:.1f} GB/s")
+        gemv = [r for r in rows if r["family"] == "gemv" and r["threads"] == thr]
+        share = "".join(  # the GEMV reads its 768x3072 float32 weights once
+            f"; GEMV {r['trials']} trials: {GEMV_BYTES / r['ours_s'] / 1e9:.1f} GB/s"
+            f" = {GEMV_BYTES / r['ours_s'] / 1e9 / gbs:.0%}"
+            for r in gemv
+            if r["ours_s"]
+        )
+        lines.append(f"\nstreaming read bandwidth, {thr} thread(s): {gbs:.1f} GB/s{share}")
     bad = [r["op"] for r in rows if not r["rel_error"] < REL_ERROR_OK]
     bad += [
         f"{r['op']} (MS)"

@@ -143,6 +143,8 @@ def test_report_tables():
     assert any(line.strip().split()[:2] == ["conv", "1"] and line.endswith("ok") for line in lines)
     assert "  tuning wall time (2 ops): ours 20 s, MetaSchedule 140 s = 0.14x" in text
     assert "streaming read bandwidth, 1 thread(s): 12.5 GB/s" in text
+    gemv = build_rows([ours("gemv", 0, 768 * 3072 * 4 / 5e9)], {"gemv": 1.0}, {"gemv": "gemv"})
+    assert "12.5 GB/s; GEMV 64 trials: 5.0 GB/s = 40%" in format_report(gemv, {1: 12.5})
     assert text.endswith("correctness: every program matches numpy")
     bad = build_rows([*RECORDS, ms("conv", 0.008, err=0.5)], FLOPS, FAMILIES)
     assert format_report(bad).endswith("correctness: FAIL ['conv (MS)']")
