@@ -1,28 +1,35 @@
 """Operator benchmark across families: ours (tuned) vs numpy, PyTorch and MetaSchedule.
 
-    .venv/bin/python bench/bench_ops.py --ops layer_norm,softmax,gemv --threads 1   # reduced
-    .venv/bin/python bench/bench_ops.py                                 # all, 64 trials, 1 thread
-    .venv/bin/python bench/bench_ops.py --long --threads 1,2 --json bench/results/ops.json
-    .venv/bin/python bench/bench_ops.py --torch-site /tmp/benchvenv/lib/python3.11/site-packages
-    ANSOR_BENCH_TVM_PYTHON=/root/tvmvenv/bin/python .venv/bin/python bench/bench_ops.py
+    .venv/bin/python bench/bench_ops.py --ops layer_norm_bert,softmax_rows --threads 1
+    .venv/bin/python bench/bench_ops.py                       # all, 64 trials, 1 thread, 1 seed
+    .venv/bin/python bench/bench_ops.py --trials 64,256 --threads 1,2 --seeds 5
+    .venv/bin/python bench/bench_ops.py --torch-site VENV/lib/python3.11/site-packages
+    ANSOR_BENCH_TVM_PYTHON=/root/venvs/tvmvenv/bin/python .venv/bin/python bench/bench_ops.py
+    .venv/bin/python bench/bench_ops.py --jsonl bench/results/ops.jsonl --report   # tables only
 
-Sixteen operators in eleven families (GEMM, batch GEMM, strided / 1x1 / depthwise / grouped
-/ dilated convolutions, GEMV, softmax, layer norm, RMS norm, pooling, row and column
-reductions, an elementwise chain, a transpose), at shapes of ResNet-50, BERT-base and
-LLM layers. Each is written once, against a ``(te, topi)`` pair, so the MetaSchedule side
-(``bench/tvm_side/ms_tune.py`` with ``bench/ops_defs.py``, run with the python of an
-apache-tvm venv) builds the very
-same computation with ``tvm.te`` / ``tvm.topi``.
+Seventeen operators in eleven families (GEMM, batch GEMM, strided / 1x1 / depthwise /
+grouped / dilated convolutions and ResNet-50's last 3x3 conv, GEMV, softmax, layer norm,
+RMS norm, pooling, row and column reductions, an elementwise chain, a transpose), at shapes
+of ResNet-50, BERT-base and LLM layers. Each is written once, against a ``(te, topi)``
+pair, so the MetaSchedule side (``bench/tvm_side/ms_tune.py`` with ``bench/ops_defs.py``,
+run with the python of an apache-tvm venv) builds the very same computation with
+``tvm.te`` / ``tvm.topi``.
 
-For each operator and thread count the auto-scheduler tunes once (64 trials; ``--long``:
-256, with the best at 64 read as a checkpoint of the same search); its best program is
-rebuilt, checked against numpy (float64) and re-timed outside the tuner
-(``time_evaluator``, median). numpy, PyTorch (CPU, oneDNN; when importable, e.g. from a
-separate venv's site-packages given by ``--torch-site``: never a dependency) and
-MetaSchedule are timed in the same run with the same thread count. The report gives each
-peer's time over ours per operator (> 1: we are faster), per family and the geometric
-mean, the tuning wall time, and a streaming read-bandwidth measurement with the GEMV's
-share of it (the GEMV reads its weight matrix once: it is memory-bound).
+For each thread count and operator: ``--seeds N`` searches (seeds 0..N-1) of the largest
+``--trials`` budget, the smaller budgets read as checkpoints of the same search; each
+checkpoint's best program rebuilt, checked against numpy (float64) and re-timed outside the
+tuner (``time_evaluator``, median); then numpy, PyTorch (CPU, oneDNN; from a separate
+venv's site-packages given by ``--torch-site``: never a dependency) and, with
+``ANSOR_BENCH_TVM_PYTHON`` set, MetaSchedule: tuned with the same budget and thread count
+(its work dir kept under ``--log-dir``, so a tuning done earlier, e.g. in the background,
+is reused), and its best at each checkpoint re-timed and checked here, in the same run
+(``tvm_side/ms_retime.py``).
+
+Every measurement is appended to the ``--jsonl`` file as it is taken: a killed run loses
+nothing, and the same command resumes it (what the file holds is skipped). The tables
+(``ops_table.py``): per operator each peer's time over ours (> 1: we are faster) and over
+the best peer, the seeds' best / median / worst and their spread, per family and the
+geometric mean, the tuning wall time ours vs MetaSchedule's, correctness of every program.
 
 Numbers depend on the machine and its load (``uptime`` is printed): on a shared machine
 every timing is noisy. Not part of the test suite.
@@ -32,12 +39,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -47,18 +52,18 @@ sys.path.insert(0, HERE)
 
 from bench_tune import blas_limit, time_python  # noqa: E402
 from ops_defs import BY_NAME, Op  # noqa: E402
+from ops_table import build_rows, format_report, record_key  # noqa: E402
 
 import ansor_lab as tvm  # noqa: E402 - after the bench directory is importable
 from ansor_lab import auto_scheduler, te, topi  # noqa: E402
 
-MS_SIDE = os.path.join(HERE, "tvm_side", "ms_tune.py")
+MS_TUNE = os.path.join(HERE, "tvm_side", "ms_tune.py")
+MS_RETIME = os.path.join(HERE, "tvm_side", "ms_retime.py")
+TIMING = {"number": 5, "repeat": 9, "min_repeat_ms": 40}
 
 
 # --------------------------------------------------------------------------------------
 # Timing
-
-
-TIMING = {"number": 5, "repeat": 9, "min_repeat_ms": 40}
 
 
 def inputs_for(tensors) -> list[np.ndarray]:
@@ -73,6 +78,11 @@ def inputs_for(tensors) -> list[np.ndarray]:
     ]
 
 
+def rel_error(got: np.ndarray, want: np.ndarray) -> float:
+    """Max abs error over max(1, max |want|)."""
+    return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+
+
 def time_ours(task, trace: dict, threads: int, op: Op) -> dict:
     """Rebuild the best trace, check it against numpy in float64, time it (median)."""
     from ansor_lab.schedule.trace import Trace  # noqa: PLC0415 - bench helper
@@ -83,18 +93,29 @@ def time_ours(task, trace: dict, threads: int, op: Op) -> dict:
     ins = inputs_for(task.args)
     out = np.zeros(tuple(int(d) for d in task.args[-1].shape), "float32")
     f(*ins, out)
-    want = op.numpy_fn(*[a.astype("float64") for a in ins])
-    err = float(np.max(np.abs(out - want)) / max(1.0, float(np.max(np.abs(want)))))
+    err = rel_error(out, op.numpy_fn(*[a.astype("float64") for a in ins]))
     res = f.time_evaluator(**TIMING)(*ins, out)
-    return {"ours_s": res.median, "rel_error": err}
+    rec = {"ours_s": res.median, "rel_error": err}
+    if threads == 1:  # the CPU clock leaves out the time other jobs held the core
+        cpu = time_python(lambda: f(*ins, out), TIMING["repeat"], 40, clock=time.process_time)
+        rec["ours_cpu_s"] = statistics.median(cpu)
+    return rec
 
 
-def time_numpy(op: Op, tensors, threads: int) -> float:
-    """numpy's median time with ``threads`` BLAS threads."""
+def _median_times(fn, threads: int) -> dict:
+    """``{"s": median wall seconds}``, and on 1 thread ``"cpu_s"``: the process CPU clock."""
+    out = {"s": statistics.median(time_python(fn, 9, 40))}
+    if threads == 1:  # the CPU clock leaves out the time other jobs held the core
+        out["cpu_s"] = statistics.median(time_python(fn, 9, 40, clock=time.process_time))
+    return out
+
+
+def time_numpy(op: Op, tensors, threads: int) -> dict:
+    """numpy's median time with ``threads`` BLAS threads (``_median_times``)."""
     ins = inputs_for(tensors)
     limit, _ = blas_limit(threads)
     with limit:
-        return statistics.median(time_python(lambda: op.numpy_fn(*ins), 9, 40))
+        return _median_times(lambda: op.numpy_fn(*ins), threads)
 
 
 def load_torch(site: str | None):
@@ -108,14 +129,14 @@ def load_torch(site: str | None):
     return torch
 
 
-def time_torch(torch, op: Op, tensors, threads: int) -> float | None:
-    """PyTorch's median time with ``threads`` threads (inference mode)."""
+def time_torch(torch, op: Op, tensors, threads: int) -> dict | None:
+    """PyTorch's median time with ``threads`` threads (inference mode; ``_median_times``)."""
     if torch is None or op.torch_fn is None:
         return None
     torch.set_num_threads(threads)
     ins = [torch.from_numpy(a) for a in inputs_for(tensors)]
     with torch.inference_mode():
-        return statistics.median(time_python(lambda: op.torch_fn(torch, *ins), 9, 40))
+        return _median_times(lambda: op.torch_fn(torch, *ins), threads)
 
 
 def stream_read_gbs(threads: int, mib: int = 9) -> float:
@@ -141,119 +162,218 @@ class Snapshot(auto_scheduler.SearchCallback):
 
     def on_new_best(self, task, inp, res, stats) -> None:
         """Remember the best trace so far."""
-        self.best = inp.trace
+        self.best = (inp.trace, res.mean_cost)
 
     def on_batch(self, task, inputs, results, stats) -> None:
         """Snapshot at each checkpoint passed."""
         for m in self.marks:
-            if m not in self.snaps and stats.trials >= m:
-                self.snaps[m] = (self.best, time.perf_counter() - self.t0, stats.invalid)
+            if m not in self.snaps and stats.trials >= m and self.best is not None:
+                self.snaps[m] = (*self.best, time.perf_counter() - self.t0, stats.invalid)
 
 
-def tune(op: Op, threads: int, budgets: list[int], log_dir: str) -> tuple:
-    """(task, {budget: (trace, wall seconds, invalid dropped)}) of one search."""
-    tensors = op.build(te, topi)
-    task = auto_scheduler.SearchTask(
-        compute_dag=auto_scheduler.ComputeDAG(tensors), target=f"llvm -num-cores={threads}"
+def make_task(op: Op, threads: int):
+    """The operator's SearchTask for ``threads`` cores."""
+    return auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG(op.build(te, topi)),
+        target=f"llvm -num-cores={threads}",
     )
+
+
+def tune(op: Op, threads: int, budgets: list[int], seed: int, params: dict | None) -> tuple:
+    """(task, {budget: (trace, tuner cost, wall seconds, invalid dropped)}) of one search."""
+    task = make_task(op, threads)
     snap = Snapshot(budgets)
     opts = auto_scheduler.TuningOptions(
         num_measure_trials=max(budgets),
         num_measures_per_round=16,
+        num_threads=threads,
         verbose=0,
-        measure_callbacks=[auto_scheduler.RecordToFile(os.path.join(log_dir, f"{op.name}.json"))],
         callbacks=[snap],
     )
-    policy = auto_scheduler.SketchPolicy(task, seed=0, verbose=0)
+    policy = auto_scheduler.SketchPolicy(task, seed=seed, verbose=0, params=params)
     result = task.tune(opts, search_policy=policy)
+    # the best tuner time after each batch of 16 and the sketch of the best: where a bad
+    # seed fell behind
+    snap.curve = [best for trial, _, best in result.stats.history if trial % 16 == 0]
     for b in budgets:  # a small space is exhausted before the budget: its best is final
         snap.snaps.setdefault(
-            b, (result.best_trace, time.perf_counter() - snap.t0, result.stats.invalid)
+            b,
+            (
+                result.best_trace,
+                result.best_cost,
+                time.perf_counter() - snap.t0,
+                result.stats.invalid,
+            ),
         )
-    return task, snap.snaps
+    return task, snap.snaps, snap
 
 
-def run_ms(op: Op, threads: int, budgets: list[int]) -> dict | None:
-    """MetaSchedule's results by budget (a subprocess in the TVM venv), or None."""
-    python = os.environ.get("ANSOR_BENCH_TVM_PYTHON")
-    if not python:
-        return None
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "ms.json")
+def ms_base(log_dir: str, op: str, threads: int, budget: int, seed: int) -> str:
+    """Where MetaSchedule's tuning of one (operator, threads, budget, seed) lives."""
+    return os.path.join(log_dir, "ms", f"{op}_t{threads}_b{budget}_s{seed}")
+
+
+def _side_env(threads: int) -> dict:
+    side = os.pathsep.join([os.path.join(HERE, "tvm_side"), HERE])
+    return {**os.environ, "TVM_NUM_THREADS": str(threads), "PYTHONPATH": side}
+
+
+def ms_tune(python: str, op: str, threads: int, budgets: list[int], base: str, seed: int):
+    """Tune with MetaSchedule unless ``base + '.json'`` exists; its checkpoints or None."""
+    if not os.path.exists(base + ".json"):
         spec = {
-            "workload": {"name": "op", "op": op.name},
+            "workload": {"name": "op", "op": op},
             "budgets": budgets,
             "threads": threads,
-            "work_dir": work,
+            "work_dir": base,
+            "seed": seed,
         }
-        side = os.pathsep.join([os.path.join(HERE, "tvm_side"), HERE])
-        env = {**os.environ, "TVM_NUM_THREADS": str(threads), "PYTHONPATH": side}
-        cmd = [python, MS_SIDE, "--spec", json.dumps(spec), "--out", out]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        cmd = [python, MS_TUNE, "--spec", json.dumps(spec), "--out", base + ".json.tmp"]
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        with open(base + ".log", "w") as log:
+            proc = subprocess.run(cmd, env=_side_env(threads), stdout=log, stderr=log)
         if proc.returncode != 0:
-            print(f"  MetaSchedule failed on {op.name}: {proc.stderr[-400:]}", file=sys.stderr)
+            print(f"  MetaSchedule failed on {op}: see {base}.log", file=sys.stderr)
             return None
-        with open(out) as fh:
-            return json.load(fh)["checkpoints"]
+        os.replace(base + ".json.tmp", base + ".json")
+    with open(base + ".json") as fh:
+        return json.load(fh)["checkpoints"]
+
+
+def ms_retime(python: str, op: str, threads: int, budgets: list[int], base: str) -> dict:
+    """Re-time MetaSchedule's best of the first N records for each budget N, now."""
+    cmd = [
+        python,
+        MS_RETIME,
+        "--work-dir",
+        base,
+        "--workload",
+        json.dumps({"name": "op", "op": op}),
+        "--threads",
+        str(threads),
+        "--first",
+        ",".join(map(str, budgets)),
+        "--number",
+        str(TIMING["number"]),
+        "--repeat",
+        str(TIMING["repeat"]),
+        "--min-repeat-ms",
+        str(TIMING["min_repeat_ms"]),
+    ]
+    proc = subprocess.run(cmd, env=_side_env(threads), capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  MetaSchedule re-time failed on {op}: {proc.stderr[-400:]}", file=sys.stderr)
+        return {}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 # --------------------------------------------------------------------------------------
-# Report
+# The run: every measurement appended to the JSON-lines file as it is taken
 
 
-def geomean(xs: list[float]) -> float | None:
-    """Geometric mean of the positive values (None when there are none)."""
-    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+class Journal:
+    """The JSON-lines file of a run: what it holds is done (resume), new records appended."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.records: list[dict] = []
+        if os.path.exists(path):
+            with open(path) as fh:
+                self.records = [json.loads(line) for line in fh if line.strip()]
+        self.keys = {record_key(r) for r in self.records}
+
+    def has(self, **key) -> bool:
+        """Whether a record with this key is in the file."""
+        return record_key(key) in self.keys
+
+    def add(self, **rec) -> None:
+        """Append a record (flushed at once)."""
+        rec["at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self.records.append(rec)
+        self.keys.add(record_key(rec))
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(rec) + "\n")
 
 
-def _fmt(x, unit="") -> str:
-    return "-" if x is None else f"{x:.2f}{unit}"
-
-
-def report(rows: list[dict], bandwidth: dict) -> str:
-    """The tables: per operator, per family, the geomeans, and the bandwidth line."""
-    lines = []
-    head = (
-        f"{'operator':18} {'thr':>3} {'trials':>6} {'ours us':>9} {'numpy':>7} {'torch':>7}"
-        f" {'MS':>7} {'GFLOPS':>7} {'tune s':>7} {'drop':>5} {'err':>8}"
+def run(args, names: list[str], budgets: list[int], threads: list[int], journal: Journal):
+    """Measure what the journal does not hold yet (see the module docstring)."""
+    torch = load_torch(args.torch_site)
+    python = os.environ.get("ANSOR_BENCH_TVM_PYTHON")
+    tvm_note = python or "not run (set ANSOR_BENCH_TVM_PYTHON)"
+    print(
+        f"load: {os.getloadavg()}; torch: {getattr(torch, '__version__', 'not importable')};"
+        f" MetaSchedule: {tvm_note}",
+        flush=True,
     )
-    lines += [head, "-" * len(head)]
-    for r in rows:
-        lines.append(
-            f"{r['op']:18} {r['threads']:>3} {r['trials']:>6} {r['ours_s'] * 1e6:9.1f}"
-            f" {_fmt(r['vs_numpy'], 'x'):>7} {_fmt(r['vs_torch'], 'x'):>7}"
-            f" {_fmt(r['vs_ms'], 'x'):>7} {r['gflops']:7.1f} {r['tune_s']:7.0f}"
-            f" {r['invalid']:>5} {r['rel_error']:8.1e}"
-        )
-    lines.append("(numpy / torch / MS columns: the peer's time over ours; > 1 means we are faster)")
-    keys = sorted({(r["threads"], r["trials"]) for r in rows})
-    for thr, trials in keys:
-        sel = [r for r in rows if r["threads"] == thr and r["trials"] == trials]
-        lines.append(f"\nper family, {thr} thread(s), {trials} trials (geomean of peer/ours):")
-        for fam in dict.fromkeys(r["family"] for r in sel):
-            fr = [r for r in sel if r["family"] == fam]
-            lines.append(
-                f"  {fam:12} numpy {_fmt(geomean([r['vs_numpy'] for r in fr]), 'x'):>7}"
-                f"  torch {_fmt(geomean([r['vs_torch'] for r in fr]), 'x'):>7}"
-                f"  MS {_fmt(geomean([r['vs_ms'] for r in fr]), 'x'):>7}"
-            )
-        lines.append(
-            f"  {'GEOMEAN':12} numpy {_fmt(geomean([r['vs_numpy'] for r in sel]), 'x'):>7}"
-            f"  torch {_fmt(geomean([r['vs_torch'] for r in sel]), 'x'):>7}"
-            f"  MS {_fmt(geomean([r['vs_ms'] for r in sel]), 'x'):>7}"
-        )
-    for thr, gbs in bandwidth.items():
-        gemv = [r for r in rows if r["family"] == "gemv" and r["threads"] == thr]
-        share = ", ".join(
-            f"{r['trials']} trials: {768 * 3072 * 4 / r['ours_s'] / 1e9:.1f} GB/s "
-            f"= {768 * 3072 * 4 / r['ours_s'] / 1e9 / gbs:.0%}"
-            for r in gemv
-        )
-        lines.append(f"\nstreaming read bandwidth, {thr} thread(s): {gbs:.1f} GB/s; GEMV {share}")
-    bad = [r["op"] for r in rows if not r["rel_error"] < 1e-3]
-    lines.append("\ncorrectness: " + ("every program matches numpy" if not bad else f"FAIL {bad}"))
-    return "\n".join(lines)
+    params = json.loads(args.policy_params) if args.policy_params else None
+    total = len(threads) * len(names)
+    t_start, done = time.perf_counter(), 0
+    for thr in threads:
+        if not journal.has(kind="bandwidth", threads=thr):
+            journal.add(kind="bandwidth", threads=thr, gbs=stream_read_gbs(thr))
+        for name in names:
+            op, done = BY_NAME[name], done + 1
+            eta = (time.perf_counter() - t_start) / max(done - 1, 1) * (total - done + 1)
+            print(f"[{done}/{total}] {name}, {thr} thread(s) (about {eta / 60:.0f} min left)")
+            task = None
+            for seed in range(args.seeds):
+                if all(
+                    journal.has(kind="ours", op=name, threads=thr, trials=b, seed=seed)
+                    for b in budgets
+                ):
+                    continue
+                t0 = time.perf_counter()
+                task, snaps, snap = tune(op, thr, budgets, seed, params)
+                for b in budgets:
+                    trace, tuner_s, wall, invalid = snaps[b]
+                    ours = time_ours(task, trace, thr, op)
+                    journal.add(
+                        kind="ours", op=name, threads=thr, trials=b, seed=seed, **ours,
+                        tuner_s=tuner_s, tune_s=wall, invalid=invalid,
+                        curve=[c for k, c in enumerate(snap.curve) if 16 * (k + 1) <= b],
+                    )  # fmt: skip
+                    print(
+                        f"  seed {seed} @{b}: {op.flops / ours['ours_s'] / 1e9:8.2f} GFLOPS"
+                        f" ({ours['ours_s'] * 1e6:.1f} us, tuned in {wall:.0f} s,"
+                        f" err {ours['rel_error']:.1e})",
+                        flush=True,
+                    )
+                print(f"  seed {seed} done in {time.perf_counter() - t0:.0f} s", flush=True)
+            tensors = list((task or make_task(op, thr)).args)
+            if not journal.has(kind="numpy", op=name, threads=thr):
+                journal.add(kind="numpy", op=name, threads=thr, **time_numpy(op, tensors, thr))
+            if torch is not None and not journal.has(kind="torch", op=name, threads=thr):
+                t = time_torch(torch, op, tensors, thr)
+                if t is not None:
+                    journal.add(kind="torch", op=name, threads=thr, **t)
+            for seed in range(args.ms_seeds if python else 0):
+                if all(
+                    journal.has(kind="ms", op=name, threads=thr, trials=b, seed=seed)
+                    for b in budgets
+                ):
+                    continue
+                base = ms_base(args.log_dir, name, thr, max(budgets), seed)
+                print(f"  MetaSchedule seed {seed} ({base})", flush=True)
+                if args.ms_reuse_only and not os.path.exists(base + ".json"):
+                    print(f"  MetaSchedule: no tuning in {base} yet (--ms-reuse-only)")
+                    continue
+                checkpoints = ms_tune(python, name, thr, budgets, base, seed)
+                if checkpoints is None:
+                    continue
+                retimed = ms_retime(python, name, thr, budgets, base)
+                for b in budgets:
+                    cp, rt = checkpoints.get(str(b)), retimed.get(str(b))
+                    if cp is None or rt is None:
+                        continue
+                    ms_s = op.flops / rt["best_gflops"] / 1e9
+                    cpu = rt.get("cpu_gflops")
+                    journal.add(
+                        kind="ms", op=name, threads=thr, trials=b, seed=seed, ms_s=ms_s,
+                        rel_error=rt["rel_error"], tune_s=cp["wall_s"],
+                        ms_cpu_s=op.flops / cpu / 1e9 if cpu else None,
+                        tuner_gflops=cp["tuner_best_gflops"],
+                    )  # fmt: skip
+                    print(f"  MetaSchedule @{b}: {rt['best_gflops']:.2f} GFLOPS", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,53 +381,46 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--ops", default=",".join(BY_NAME), help="comma-separated operator names")
     ap.add_argument("--threads", default="1", help="thread counts, e.g. 1,2")
-    ap.add_argument("--long", action="store_true", help="tune 256 trials (64 is a checkpoint)")
-    ap.add_argument("--trials", default=None, help="budgets, e.g. 16,64 (overrides --long)")
+    ap.add_argument("--trials", default="64", help="budgets, e.g. 64,256 (checkpoints of one")
+    ap.add_argument("--long", action="store_true", help="same as --trials 64,256")
+    ap.add_argument("--seeds", type=int, default=1, help="searches per operator (seeds 0..N-1)")
+    ap.add_argument("--ms-seeds", type=int, default=1, help="MetaSchedule searches per operator")
+    ap.add_argument(
+        "--ms-reuse-only",
+        action="store_true",
+        help="only re-time MetaSchedule tunings already in --log-dir (tune none)",
+    )
     ap.add_argument("--torch-site", default=None, help="site-packages holding torch")
-    ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--jsonl", default=None, help="the run's records (default: a new file)")
+    ap.add_argument("--log-dir", default=None, help="MetaSchedule work dirs (default: by jsonl)")
+    ap.add_argument("--report", action="store_true", help="print the tables of --jsonl only")
+    ap.add_argument("--policy-params", default=None, help="SketchPolicy params as JSON")
+    ap.add_argument("--json", default=None, help="also write the table rows here")
     args = ap.parse_args(argv)
     names = [n for n in args.ops.split(",") if n]
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         ap.error(f"unknown operators {unknown}; choose from {sorted(BY_NAME)}")
-    budgets = [int(x) for x in (args.trials or ("64,256" if args.long else "64")).split(",")]
+    budgets = sorted(int(x) for x in ("64,256" if args.long else args.trials).split(","))
     threads = [int(x) for x in args.threads.split(",")]
-    torch = load_torch(args.torch_site)
-    print(f"load: {os.getloadavg()}; torch: {getattr(torch, '__version__', 'not importable')}")
-    rows, bandwidth = [], {}
-    with tempfile.TemporaryDirectory() as logs:
-        for thr in threads:
-            bandwidth[thr] = stream_read_gbs(thr)
-            for name in names:
-                op = BY_NAME[name]
-                task, snaps = tune(op, thr, budgets, logs)
-                tensors = list(task.args)
-                np_s = time_numpy(op, tensors, thr)
-                torch_s = time_torch(torch, op, tensors, thr)
-                ms = run_ms(op, thr, budgets)
-                for b in budgets:
-                    trace, wall, invalid = snaps[b]
-                    ours = time_ours(task, trace, thr, op)
-                    ms_s = (ms or {}).get(str(b), {}).get("best_s")
-                    row = {
-                        "op": name,
-                        "family": op.family,
-                        "threads": thr,
-                        "trials": b,
-                        **ours,
-                        "gflops": op.flops / ours["ours_s"] / 1e9,
-                        "numpy_s": np_s,
-                        "torch_s": torch_s,
-                        "ms_s": ms_s,
-                        "vs_numpy": np_s / ours["ours_s"],
-                        "vs_torch": torch_s / ours["ours_s"] if torch_s else None,
-                        "vs_ms": ms_s / ours["ours_s"] if ms_s else None,
-                        "tune_s": wall,
-                        "invalid": invalid,
-                    }
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-    print(report(rows, bandwidth))
+    if args.jsonl is None:
+        os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+        args.jsonl = os.path.join(HERE, "results", time.strftime("ops-%Y%m%d-%H%M%S.jsonl"))
+    args.log_dir = args.log_dir or os.path.splitext(args.jsonl)[0] + "_logs"
+    journal = Journal(args.jsonl)
+    print(f"records: {args.jsonl} ({len(journal.records)} already there)")
+    if not args.report:
+        run(args, names, budgets, threads, journal)
+    recs = [r for r in journal.records if r.get("op") in names or r["kind"] == "bandwidth"]
+    recs = [r for r in recs if r.get("threads") in threads]
+    recs = [r for r in recs if r.get("trials") in (None, *budgets)]
+    rows = build_rows(
+        recs,
+        {n: BY_NAME[n].flops for n in names},
+        {n: BY_NAME[n].family for n in names},
+    )
+    bandwidth = {r["threads"]: r["gbs"] for r in recs if r["kind"] == "bandwidth"}
+    print(format_report(rows, bandwidth))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"rows": rows, "bandwidth": bandwidth}, fh, indent=1)

@@ -173,6 +173,8 @@ OPS = [
        lambda t, q, k: q @ k.transpose(1, 2), 2.0 * 12 * 128 * 128 * 64),
     Op("conv_resnet_s2", "conv", _conv((1, 64, 56, 56), (128, 64, 3, 3), 2, 1),
        lambda d, w: _np_conv(d, w, 2, 1), _t_conv(2, 1), 2.0 * 128 * 28 * 28 * 64 * 9),
+    Op("conv_resnet_last", "conv", _conv((1, 512, 7, 7), (512, 512, 3, 3), 1, 1),
+       lambda d, w: _np_conv(d, w, 1, 1), _t_conv(1, 1), 2.0 * 512 * 49 * 512 * 9),
     Op("conv_1x1", "conv", _conv((1, 256, 28, 28), (128, 256, 1, 1), 1, 0),
        lambda d, w: _np_conv(d, w, 1, 0), _t_conv(1, 0), 2.0 * 128 * 784 * 256),
     Op("conv_depthwise", "conv", _conv((1, 256, 28, 28), (256, 1, 3, 3), 1, 1, depthwise=True),

@@ -30,6 +30,7 @@ from .gpu_postproc import apply_gpu_postproc
 from .gpu_sketch import annotate_gpu, gpu_rules
 from .partial_schedule import as_partial_schedule, starting_schedule
 from .postproc import apply_postproc
+from .selection import diverse_top, finalists, hedge_picks
 from .sketch import Sketch, annotate_sampling, cpu_rules, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -52,6 +53,17 @@ DEFAULT_PARAMS = {
     # one sketch early (see sketch_bounds); 0 turns it off
     "sketch_explore": 0.125,
     "sketch_explore_c": 0.3,  # weight of the bound's exploration term
+    # small budgets (selection.py): the prior-ranked first batch keeps its picks this many
+    # decisions apart (0: plain rank order)
+    "first_batch_min_diff": 2,
+    # share of a model-ranked batch ranked by the prior instead while the forest has seen
+    # fewer than prior_hedge_until programs (0 turns it off)
+    "prior_hedge": 0.25,
+    "prior_hedge_until": 48,
+    # the last batch of a search measures again up to this many programs within
+    # finalist_margin of the best (each keeps its fastest time); 0 turns it off
+    "finalists": 3,
+    "finalist_margin": 0.15,
 }
 
 
@@ -293,12 +305,21 @@ class SketchPolicy:
             if self.uses_prior or not self.model.num_samples
             else int(round(n * self.params["sketch_explore"]))
         )
-        for c in self.evolutionary_search(init, 2 * n):
-            if len(chosen) >= n - n_random - n_explore:
+        p = self.params
+        n_greedy = n - n_random - n_explore
+        ranked = self.evolutionary_search(init, 2 * n)
+        n_hedge = 0
+        if self.uses_prior and p["first_batch_min_diff"]:  # diverse first batch
+            chosen += diverse_top(self._last_ranked, n_greedy, p["first_batch_min_diff"], seen)
+        elif self.model.ready and self.model.num_samples < p["prior_hedge_until"]:
+            n_hedge = int(round(n_greedy * p["prior_hedge"]))
+        for c in ranked:
+            if len(chosen) >= n_greedy - n_hedge:
                 break
             if c.key not in seen:
                 chosen.append(c)
                 seen.add(c.key)
+        chosen += hedge_picks(self._last_ranked + init, self._prior_of, n_hedge, seen)
         chosen += self._sketch_explore_picks(n_explore, chosen, init, seen)
         pool = [c for c in init if c.key not in seen]
         self.rng.shuffle(pool)
@@ -328,6 +349,25 @@ class SketchPolicy:
                 inputs.append(MeasureInput(self.task, trace, c.sketch, c.decisions))
         self.search_time += time.perf_counter() - start
         return inputs
+
+    def _prior_of(self, cand: Candidate) -> float | None:
+        if self.features_of(cand) is None:
+            return None
+        return self._priors.get(cand.key)
+
+    def finalist_inputs(self, n: int) -> list[MeasureInput]:
+        """Programs to measure again in a search's last batch of ``n``: the measured ones
+        within ``finalist_margin`` of the best, at most ``finalists`` and a quarter of the
+        batch (see selection.py)."""
+        k = min(int(self.params["finalists"]), n // 4)
+        out = []
+        for c in finalists(self.measured_candidates, k, self.params["finalist_margin"]):
+            if self._traces.get(c.key) is None:
+                self.features_of(c)
+            trace = self._traces.get(c.key)
+            if trace is not None:
+                out.append(MeasureInput(self.task, trace, c.sketch, c.decisions))
+        return out
 
     def sketch_bounds(self) -> dict[int, float]:
         """Upper confidence bound of each sketch's best speed (UCB1 over sketches).
@@ -405,8 +445,8 @@ class SketchPolicy:
         for inp, res in zip(inputs, results):
             cand = Candidate(inp.sketch, tuple(inp.decisions)) if inp.sketch is not None else None
             cost = res.mean_cost
-            if cand is not None:
-                self.measured[cand.key] = cost
+            if cand is not None:  # measured again (a finalist): its fastest time counts
+                self.measured[cand.key] = min(cost, self.measured.get(cand.key, cost))
                 if np.isfinite(cost):
                     self.measured_candidates.append((cost, cand))
                 f = self.features_of(cand)

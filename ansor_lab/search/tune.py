@@ -189,11 +189,16 @@ class TuneSession:
             return True
         return o.early_stopping is not None and self.since_best >= o.early_stopping
 
-    def run_round(self, n: int) -> list:
-        """Pick, measure and learn from ``n`` programs; returns their results."""
+    def run_round(self, n: int, final: bool = False) -> list:
+        """Pick, measure and learn from ``n`` programs; returns their results.
+
+        ``final``: the search's last batch, where a policy with ``finalist_inputs``
+        measures its closest finalists again (search/selection.py).
+        """
         task, stats, policy = self.task, self.stats, self.policy
         t0 = time.perf_counter()
-        inputs = policy.next_batch(n)
+        again = policy.finalist_inputs(n) if final and hasattr(policy, "finalist_inputs") else []
+        inputs = policy.next_batch(n - len(again)) + again if n > len(again) else again
         stats.search_time += time.perf_counter() - t0
         stats.invalid = int(getattr(policy, "invalid_candidates", 0))
         if not inputs:
@@ -264,7 +269,8 @@ def tune_task(task: Any, options: Any, policy: Any = None) -> TuneResult:
             n = min(
                 options.num_measures_per_round, options.num_measure_trials - session.stats.trials
             )
-            results = session.run_round(n)
+            final = session.stats.trials + n >= options.num_measure_trials
+            results = session.run_round(n, final=final)
             if bar is not None:
                 bar.update(len(results))
                 bar.set_postfix(

@@ -227,7 +227,7 @@ def test_sketch_bounds_weigh_best_speed_against_how_often_a_sketch_was_measured(
 @pytest.mark.parametrize("explore", [0.0, 0.25])
 def test_sketch_exploration_measures_a_sketch_the_model_ranks_last(explore):
     task = make_task(matmul())
-    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=explore)
+    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=explore, prior_hedge=0)
     policy = auto_scheduler.SketchPolicy(
         task, _TrainedModel(seed=0), params=params, seed=6, verbose=0
     )
@@ -265,7 +265,7 @@ def test_migrate_moves_decisions_between_sketches_that_draw_the_same_steps():
 
 def test_sketch_exploration_first_tries_the_best_measured_tiling_in_the_other_sketch():
     task = make_task(matmul())
-    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=0.25)
+    params = dict(FAST_PARAMS, eps_greedy=0.0, sketch_explore=0.25, prior_hedge=0)
     policy = auto_scheduler.SketchPolicy(
         task, _TrainedModel(seed=0), params=params, seed=8, verbose=0
     )

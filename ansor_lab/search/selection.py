@@ -1,0 +1,84 @@
+"""Picking what to measure so that a small budget is not a lottery.
+
+With 64 trials a search has four batches of 16, and which programs it ends with depended
+on the seed: two searches of ResNet-50's last conv gave 163 and 132 GFLOPS (issue 21).
+Three rules here make the choice depend less on chance, each a pure function of the
+candidates and their scores (``SketchPolicy.next_batch`` and the tuning loop use them):
+
+- **diverse_top**: the batch's best-ranked candidates, each at least ``min_diff``
+  decisions away from those already taken (in the same sketch). Ranked by the analytic
+  prior, the first batch otherwise holds a dozen near-copies of one tiling: if the prior
+  misjudged that tiling, the cost model learns from one point and the seed is lost.
+- **hedge_picks**: while the forest has seen few programs it extrapolates from a handful
+  of points; part of each batch is then ranked by the analytic prior instead, among the
+  candidates the evolution found (the forest's mistakes and the prior's are different).
+- **finalists**: in the last batch, the measured programs within ``margin`` of the best
+  are measured again (each keeps the fastest of its measurements: load on the machine only
+  ever slows a run down); a program that was unlucky once still wins.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+
+def decision_distance(a: Any, b: Any) -> float:
+    """How many sampled decisions differ between two candidates (inf across sketches)."""
+    if a.sketch != b.sketch or len(a.decisions) != len(b.decisions):
+        return math.inf
+    return sum(1 for x, y in zip(a.decisions, b.decisions) if x != y)
+
+
+def diverse_top(
+    ranked: Sequence[Any], n: int, min_diff: int, seen: set, max_scan: int | None = None
+) -> list:
+    """Up to ``n`` of ``ranked`` (best first) not in ``seen``, each at least ``min_diff``
+    decisions from every one taken; where too few are that far apart, the best-ranked of
+    the rest fill the batch. Adds the picks' keys to ``seen``."""
+    pool = [c for c in ranked[: max_scan or len(ranked)] if c.key not in seen]
+    picks: list = []
+    for c in pool:
+        if len(picks) >= n:
+            break
+        if all(decision_distance(c, p) >= min_diff for p in picks):
+            picks.append(c)
+    for c in pool:  # not enough far apart: the next best, in rank order
+        if len(picks) >= n:
+            break
+        if c not in picks:
+            picks.append(c)
+    seen.update(c.key for c in picks)
+    return picks
+
+
+def hedge_picks(pool: Iterable[Any], prior: Callable[[Any], float], n: int, seen: set) -> list:
+    """The ``n`` best of ``pool`` by the analytic prior (``prior(cand)``, higher = faster),
+    skipping what is in ``seen`` (updated)."""
+    if n <= 0:
+        return []
+    fresh: dict = {}
+    for c in pool:
+        if c.key not in seen and c.key not in fresh:
+            fresh[c.key] = c
+    scored = [(prior(c), c) for c in fresh.values()]
+    scored = [(s, c) for s, c in scored if s is not None and math.isfinite(s)]
+    scored.sort(key=lambda x: -x[0])
+    picks = [c for _, c in scored[:n]]
+    seen.update(c.key for c in picks)
+    return picks
+
+
+def finalists(measured: Iterable[tuple[float, Any]], k: int, margin: float) -> list:
+    """Up to ``k`` distinct measured programs whose best cost is within ``margin`` (0.15:
+    15% slower) of the fastest, fastest first."""
+    best: dict = {}
+    for cost, cand in measured:
+        if math.isfinite(cost) and (cand.key not in best or cost < best[cand.key][0]):
+            best[cand.key] = (cost, cand)
+    ranked = sorted(best.values(), key=lambda x: x[0])
+    if not ranked or k <= 0:
+        return []
+    limit = ranked[0][0] * (1.0 + margin)
+    return [c for cost, c in ranked if cost <= limit][:k]

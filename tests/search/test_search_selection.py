@@ -1,0 +1,102 @@
+"""search/selection.py: a diverse first batch, the prior's hedge, finalists measured again."""
+
+from __future__ import annotations
+
+import math
+
+from workloads import FAST_PARAMS, fast_options, make_task, matmul
+
+from ansor_lab import auto_scheduler
+from ansor_lab.measure.records import MeasureResult
+from ansor_lab.search.selection import (
+    decision_distance,
+    diverse_top,
+    finalists,
+    hedge_picks,
+)
+from ansor_lab.search.space import Candidate
+
+
+def cand(sketch, *decisions):
+    return Candidate(sketch, tuple(decisions))
+
+
+def test_decision_distance():
+    assert decision_distance(cand(0, 1, 2, 3), cand(0, 1, 5, 4)) == 2
+    assert decision_distance(cand(0, 1, 2), cand(0, 1, 2)) == 0
+    assert decision_distance(cand(0, 1, 2), cand(1, 1, 2)) == math.inf
+
+
+def test_diverse_top_keeps_picks_apart_then_fills_by_rank():
+    ranked = [cand(0, 1, 1, 1), cand(0, 1, 1, 2), cand(0, 2, 2, 1), cand(1, 1, 1, 1),
+              cand(0, 1, 2, 2), cand(0, 3, 3, 3)]  # fmt: skip
+    seen: set = set()
+    picks = diverse_top(ranked, 3, 2, seen)
+    # the 2nd (one decision from the 1st) is passed over for the 3rd and 4th
+    assert picks == [ranked[0], ranked[2], ranked[3]]
+    assert seen == {c.key for c in picks}
+    # asked for more than are far apart: the best-ranked of the rest fill the batch
+    picks = diverse_top(ranked, 5, 3, set())
+    assert picks == [ranked[0], ranked[3], ranked[5], ranked[1], ranked[2]]
+    # what was seen is never picked
+    assert diverse_top(ranked, 2, 1, {ranked[0].key}) == [ranked[1], ranked[2]]
+
+
+def test_hedge_picks_rank_by_prior_and_skip_seen():
+    pool = [cand(0, k) for k in range(5)] + [cand(0, 2)]  # a repeat
+    prior = {0: 1.0, 1: 5.0, 2: 3.0, 3: None, 4: 4.0}
+    seen = {cand(0, 4).key}
+    picks = hedge_picks(pool, lambda c: prior[c.decisions[0]], 2, seen)
+    assert picks == [cand(0, 1), cand(0, 2)]
+    assert cand(0, 1).key in seen and cand(0, 2).key in seen
+    assert hedge_picks(pool, lambda c: 1.0, 0, set()) == []
+
+
+def test_finalists_within_margin_fastest_first_each_once():
+    measured = [(1.10, cand(0, 1)), (1.00, cand(0, 2)), (1.30, cand(0, 3)),
+                (1.05, cand(0, 1)), (math.inf, cand(0, 4)), (1.14, cand(1, 1))]  # fmt: skip
+    assert finalists(measured, 3, 0.15) == [cand(0, 2), cand(0, 1), cand(1, 1)]
+    assert finalists(measured, 2, 0.15) == [cand(0, 2), cand(0, 1)]
+    assert finalists(measured, 3, 0.01) == [cand(0, 2)]
+    assert finalists([], 3, 0.15) == [] and finalists(measured, 0, 0.15) == []
+
+
+def test_first_batch_is_diverse():
+    task = make_task(matmul(64))
+    params = {**FAST_PARAMS, "prior_random_ratio": 0.0}
+    policy = auto_scheduler.SketchPolicy(task, params=params, seed=3, verbose=0)
+    assert policy.uses_prior
+    batch = policy.next_batch(8)
+    cands = [Candidate(i.sketch, tuple(i.decisions)) for i in batch]
+    assert len({c.key for c in cands}) == 8
+    far = [decision_distance(a, b) >= 2 for k, a in enumerate(cands) for b in cands[:k]]
+    assert sum(far) >= len(far) - 4  # apart, but for the few filled in rank order
+
+
+def test_finalists_measured_again_keep_their_fastest_time(tmp_path):
+    task = make_task(matmul(32))
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    inputs = policy.next_batch(8)
+    costs = [1e-3 * (1 + 0.05 * k) for k in range(8)]  # 1.0, 1.05, 1.10, 1.15, ... ms
+    policy.update(inputs, [MeasureResult([c]) for c in costs])
+    again = policy.finalist_inputs(16)  # at most 3 and a quarter of the batch
+    assert [(i.sketch, tuple(i.decisions)) for i in again] == [
+        (inputs[k].sketch, tuple(inputs[k].decisions)) for k in range(3)
+    ]
+    assert len(policy.finalist_inputs(8)) == 2
+    # the second measurement of the best was slower: its fastest time stays
+    policy.update(again[:1], [MeasureResult([2e-3])])
+    key = Candidate(inputs[0].sketch, tuple(inputs[0].decisions)).key
+    assert policy.measured[key] == 1e-3
+    policy.params["finalists"] = 0
+    assert policy.finalist_inputs(16) == []
+    # a whole search: its last batch measures the finalists again, within the budget
+    log = str(tmp_path / "f.json")
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    result = task.tune(fast_options(log, 16, 8), search_policy=policy)
+    records = list(auto_scheduler.load_records(log))
+    assert len(records) == 16 == result.stats.trials
+    keys = [(i.sketch, tuple(map(str, i.decisions))) for i, _ in records]
+    repeats = len(keys) - len(set(keys))
+    assert 1 <= repeats <= 2
+    assert set(keys[8:]) & set(keys[:8])  # only the last batch measures again
