@@ -200,7 +200,8 @@ def check_06(text: str) -> None:
     assert re.search(r"j split as\s+\d+ x \d+\s*:\s+[0-9.]+ ms", text)
     assert "sample_perfect_tile(loop=" in text and "decision=" in text
     assert re.search(r"best of the automatic space\s*:\s+[0-9.]+ ms", text)
-    assert "hand-fused:" in text and "refused: parallel: under loop m_0" in text
+    assert "hand-fused:" in text and "parallel m_0: accepted" in text
+    assert "refused: parallel: loop rk feeds reduction variable v_rk" in text
     assert "Exercise 1 (a faster mm_relu): not yet: no answer yet" in text
 
 
