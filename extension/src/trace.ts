@@ -118,6 +118,11 @@ export function traceInsts(trace: unknown): unknown[] {
 /** A stored trace as `def apply_trace(sch): ...` (what `str(Trace)` prints). */
 export function tracePython(trace: unknown): string {
   const lines = traceInsts(trace).map(instPython);
+  const marked = trace && typeof trace === 'object' && !Array.isArray(trace);
+  if (marked && (trace as Record<string, unknown>).unit_loops === true) {
+    // a trace the search recorded lists unit loops (Schedule.show_unit_loops)
+    lines.unshift('sch.show_unit_loops = True  # recorded by the search: unit loops counted');
+  }
   return 'def apply_trace(sch):\n' + (lines.length ? lines : ['pass']).map(l => '  ' + l).join('\n');
 }
 
