@@ -61,8 +61,9 @@ DEFAULT_PARAMS = {
     "prior_hedge": 0.25,
     "prior_hedge_until": 48,
     # the last batch of a search measures again up to this many programs within
-    # finalist_margin of the best (each keeps its fastest time); 0 turns it off
-    "finalists": 3,
+    # finalist_margin of the best (each keeps its fastest time). Off by default: TVM's
+    # Ansor never measures a program twice, and its logs hold each program once
+    "finalists": 0,
     "finalist_margin": 0.15,
 }
 
