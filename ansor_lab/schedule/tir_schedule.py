@@ -375,9 +375,11 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         hidden = P.merged_leaves(self.state, block)  # they run as another block's loops
         own = [(block, lp) for lp in st.leaves if lp not in hidden]
         loops = self.state.enclosing_loops(block) + own
-        shown = [pair for pair in loops if not self._hidden_unit_loop(*pair)]
-        preferred, other = (loops, shown) if self.show_unit_loops else (shown, loops)
         count = self._replay_loop_count
+        if self.show_unit_loops and count in (None, len(loops)):
+            return loops  # the search's hot path: no extents derived
+        shown = self._without_unit_loops(loops)
+        preferred, other = (loops, shown) if self.show_unit_loops else (shown, loops)
         if count is not None and len(preferred) != count and len(other) == count:
             # a trace replays as it was recorded, with or without unit loops; a trace of
             # the search's leaves this schedule listing them, as it was made
@@ -393,16 +395,26 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         at = st.leaves.index(st.init_at)
         outer = self.state.enclosing_loops(block) + [(block, lp) for lp in st.leaves[:at]]
         own = [InitLoop(block, lp) for lp in st.leaves[at:] if st.iters[lp].kind != REDUCE]
-        return [pair for pair in outer if not self._hidden_unit_loop(*pair)] + own
+        return self._without_unit_loops(outer) + own
 
-    def _hidden_unit_loop(self, block: str, loop: str) -> bool:
-        """Whether ``loop`` is a unit loop TVM would not have: compute_at and
+    def _without_unit_loops(self, loops: list) -> list:
+        """``loops`` without the unit loops TVM would not have: compute_at and
         reverse_compute_at without ``preserve_unit_loops`` make no loop of extent 1 for
         the block they move (our stage keeps its axes, which lowering drops)."""
-        st = self.state.stages.get(block)
-        if st is None or not isinstance(st.attach, Nested) or block in self._unit_loops_kept:
-            return False
-        return derive_extents(st).get(loop) == 1
+        extents: dict = {}  # per moved stage, derived once
+        out = []
+        for block, loop in loops:
+            if block not in extents:
+                st = self.state.stages.get(block)
+                moved = (
+                    st is not None
+                    and isinstance(st.attach, Nested)
+                    and block not in self._unit_loops_kept
+                )
+                extents[block] = derive_extents(st) if moved else None
+            if extents[block] is None or extents[block].get(loop) != 1:
+                out.append((block, loop))
+        return out
 
     #: TVM >= 0.22 calls blocks "sblocks" (``tvm.s_tir.Schedule.get_sblock``)
     get_sblock = get_block
