@@ -67,6 +67,7 @@ from .stage_analysis import (  # noqa: F401 - the analysis is part of this modul
     reduce_size,
     relayout_read,
     spatial_size,
+    transposed_read,
 )
 
 #: Ansor's CPU multi-level tiling structure: 4 spatial levels, 2 reduction levels.
@@ -168,6 +169,19 @@ def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
     sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
 
 
+def apply_transposed_pack(sch: Schedule, block: str, tensor: str, dim: int, at: int) -> None:
+    """``apply_pack`` of an input read transposed (``transposed_read``): the copy stores
+    ``dim`` last (``k[b, j, k]`` -> ``[b, k, j]``), so the vectorized loop of ``block``
+    reads it as contiguous vectors; the copy's loops run in its storage order."""
+    cache = sch.cache_read(sch.get_block(block), tensor, "global")
+    ndim = len(sch.state.stage(sch.get(cache).name).op.axis)
+    perm = [d for d in range(ndim) if d != dim] + [dim]
+    sch.transform_layout(cache, ("write", 0), perm)
+    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
+    copy_loops = sch.get_loops(cache)[-ndim:]
+    sch.reorder(*[copy_loops[d] for d in perm])
+
+
 def apply_relayout_pack(
     sch: Schedule, block: str, tensor: str, dim: int, axis: int, at: int
 ) -> None:
@@ -230,15 +244,26 @@ def _with_packing(state, st, alts: list) -> list:
     """``alts`` and, where ``st`` has a packable read, each of them packing it too: the
     axes that index the packed input are tiled outermost and the copy is made at their
     second level, so the panel is copied once and reused by all the other outer tiles."""
-    tensor = packable_read(state, st)
+    tensor, dim = packable_read(state, st), None
     if tensor is None:
-        return alts
+        found = transposed_read(state, st)
+        if found is None:
+            return alts
+        tensor, dim = found
     axes = packed_axes(state, st, tensor)
+    label = tensor if dim is None else f"{tensor}, transposed"
 
     def packed(fn):
-        return lambda sch, b: apply_pack(sch, b, tensor, fn(sch, b, outer_axes=axes))
+        def apply(sch, b):
+            at = fn(sch, b, outer_axes=axes)
+            if dim is None:
+                apply_pack(sch, b, tensor, at)
+            else:
+                apply_transposed_pack(sch, b, tensor, dim, at)
 
-    return alts + [(f"{name}+pack({tensor})", packed(fn)) for name, fn in alts]
+        return apply
+
+    return alts + [(f"{name}+pack({label})", packed(fn)) for name, fn in alts]
 
 
 def _relayout_twins(state, st, alts: list, tiled_alone: str | None = None) -> list:

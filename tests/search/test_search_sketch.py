@@ -382,6 +382,57 @@ def test_relayout_read_is_a_weight_indexed_by_one_non_innermost_axis():
     assert S.relayout_read(sch.state, conv) is None
 
 
+def test_transposed_read_is_an_input_whose_contiguous_index_is_the_reduction():
+    def transposed(args, stage):
+        sch = make_task(args).make_schedule()
+        return S.transposed_read(sch.state, sch.state.stage(stage))
+
+    q = te.placeholder((3, 32, 16), name="q")
+    k = te.placeholder((3, 40, 16), name="k")
+    bmm = topi.nn.batch_matmul(q, k)  # q @ k^T: k[b, j, r], j vectorized, r contiguous
+    assert transposed([q, k, bmm], bmm.op.name) == ("k", 1)
+    x = te.placeholder((16, 64), name="x")
+    w = te.placeholder((48, 64), name="w")
+    dense = topi.nn.dense(x, w)  # x @ w^T: w[j, r]
+    assert transposed([x, w, dense], dense.op.name) == ("w", 0)
+    assert transposed(matmul(64), "C") is None  # B[k, j]: j is contiguous already
+    # batch 1: each weight element is used once, a copy would only add traffic
+    x1 = te.placeholder((1, 64), name="x1")
+    gemv = topi.nn.dense(x1, w)
+    assert transposed([x1, w, gemv], gemv.op.name) is None
+    assert transposed(conv2d_bias_relu(c=8, hw=8, f=16), "conv") is None
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: (lambda q, k: [q, k, topi.nn.batch_matmul(q, k)])(
+            te.placeholder((3, 24, 16), name="q"), te.placeholder((3, 40, 16), name="k")
+        ),
+        lambda: (lambda x, w: [x, w, topi.nn.dense(x, w)])(
+            te.placeholder((24, 32), name="x"), te.placeholder((48, 32), name="w")
+        ),
+    ],
+    ids=["batch_matmul", "dense"],
+)
+def test_transposed_operand_gets_a_packed_sketch_whose_programs_are_correct(build):
+    args = build()
+    names = described(sketches_of(args))
+    tensor = args[1].op.name
+    assert any(n.endswith(f"+pack({tensor}, transposed)") for n in names), names
+    policy = fast_policy(make_task(args), seed=1)
+    k = next(i for i, s in enumerate(policy.sketches) if "transposed" in s.describe())
+    for seed in range(3):
+        drawn = policy.space.sample(sketch=k)
+        assert drawn is not None
+        check_numeric(drawn[1], args, seed=seed)
+        text = tvm.lower(drawn[1].mod).script()
+        # the copy stores the vectorized axis last and the tile reads it there
+        assert re.search(rf"{tensor}_global\[[^\]]*\] = {tensor}\[", text), text
+        copy = drawn[1].state.stage(f"{tensor}_global")
+        assert copy.layout is not None and copy.layout[-1] == len(args[1].shape) - 2
+
+
 def test_short_row_conv_gets_a_sketch_vectorizing_channels_over_a_repacked_kernel():
     args = conv2d_bias_relu(c=8, hw=7, f=16)
     assert described(sketches_of(args)) == [
