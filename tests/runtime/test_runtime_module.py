@@ -113,6 +113,8 @@ def test_aliasing_arguments(add_one, two_outputs):
     out = np.zeros(8, "int32")
     with pytest.raises(RuntimeArgumentError, match=r"arguments 'B' and 'C' share memory"):
         two_outputs(x, out[:4], out[:4])
+    with pytest.raises(RuntimeArgumentError, match=r"arguments 'B' and 'C' share memory"):
+        two_outputs(x, out[2:6], out[:4])  # partly overlapping, in either order
     # disjoint halves of one array are fine
     two_outputs(x, out[:4], out[4:])
     assert out.tolist() == [0, 2, 4, 6, 7, 8, 9, 10]
