@@ -46,6 +46,7 @@ from ..schedule.tir_schedule import Schedule
 from .sketch_reduction import (
     column_reduction,
     column_reduction_alts,
+    column_thread_alt,
     row_fusion_alts,
     row_fusion_loop,
     row_tiled_alt,
@@ -380,8 +381,14 @@ def cpu_rules(num_cores: int) -> list[SketchRule]:
             more += thread_split_alt(state, st, num_cores)
         return _vector_rfactor_alts(state, st) + more
 
+    def column_alts(state, st):
+        return column_reduction_alts(state, st) + column_thread_alt(state, st)
+
+    replaced = {"vector_rfactor": alts, "column_reduction": column_alts if num_cores > 1 else None}
     return [
-        SketchRule(r.name, r.condition, alts, r.skip_rest) if r.name == "vector_rfactor" else r
+        SketchRule(r.name, r.condition, replaced[r.name], r.skip_rest)
+        if replaced.get(r.name) is not None
+        else r
         for r in RULES
     ]
 

@@ -395,3 +395,13 @@ def column_reduction_alts(state: State, st: Stage) -> list:
         ("tile(SRS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="SRS")),
         ("tile(RSS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="RSS")),
     ]
+
+
+def column_thread_alt(state: State, st: Stage) -> list:
+    """With several cores: S R S S, the outer S a slice of columns per thread (the
+    parallel loop), inside it R S S as above, each row of the slice read contiguously.
+    R S S cannot run in parallel (its outermost loop is the reduction) and S R S walks
+    the rows with a page stride; this keeps R S S's memory order within each thread."""
+    from .sketch import apply_multi_level_tiling  # noqa: PLC0415 - sketch imports this module
+
+    return [("tile(SRSS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="SRSS"))]

@@ -125,6 +125,36 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
         assert loops[-1].startswith("for i0_1 in")
 
 
+def test_column_sums_on_two_cores_give_each_thread_a_column_slice_read_row_by_row():
+    A = te.placeholder((37, 96), name="A")
+    S = topi.sum(A, axis=0)
+    task = make_task([A, S], "llvm -num-cores=2")
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    names = [s.describe() for s in policy.sketches]
+    assert names[-1] == f"{S.op.name}: tile(SRSS)", names
+    k = len(names) - 1
+    seen_parallel = False
+    for _ in range(6):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        loops = [
+            ln.strip()
+            for ln in tvm.lower(sch.mod).script().splitlines()
+            if ln.strip().startswith("for")
+        ]
+        update = loops[loops.index(next(ln for ln in loops if ln.startswith("for k0 in"))) :]
+        # the column slice outside the rows, the column levels inside them (a level of
+        # extent 1 leaves no loop)
+        assert update[0].startswith("for k0 in"), loops
+        assert 1 <= len(update) - 1 <= 2, loops
+        assert all(ln.split()[1] in ("i0_1", "i0_2") for ln in update[1:]), loops
+        if loops[0].startswith("for i0_0 in"):  # (a slice of extent 1 leaves no loop)
+            seen_parallel |= "T.parallel" in loops[0]
+    assert seen_parallel
+    # one core: no thread slice
+    assert "tile(SRSS)" not in [s.describe().split(": ")[1] for s in policy_of([A, S]).sketches]
+
+
 def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error():
     import pytest  # noqa: PLC0415 - one test's need
 
