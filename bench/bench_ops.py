@@ -7,7 +7,7 @@
     ANSOR_BENCH_TVM_PYTHON=/root/venvs/tvmvenv/bin/python .venv/bin/python bench/bench_ops.py
     .venv/bin/python bench/bench_ops.py --jsonl bench/results/ops.jsonl --report   # tables only
 
-Seventeen operators in eleven families (GEMM, batch GEMM, strided / 1x1 / depthwise /
+Eighteen operators in eleven families (GEMM and dense (x @ w^T), batch GEMM, strided / 1x1 / depthwise /
 grouped / dilated convolutions and ResNet-50's last 3x3 conv, GEMV, softmax, layer norm,
 RMS norm, pooling, row and column reductions, an elementwise chain, a transpose), at shapes
 of ResNet-50, BERT-base and LLM layers. Each is written once, against a ``(te, topi)``

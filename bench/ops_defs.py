@@ -20,6 +20,11 @@ def _gemm(te, topi):
     return [a, w, topi.nn.matmul(a, w)]
 
 
+def _dense(te, topi):
+    x, w = te.placeholder((128, 768), name="x"), te.placeholder((3072, 768), name="w")
+    return [x, w, topi.nn.dense(x, w)]  # x @ w^T: BERT FFN up-projection, nn.Linear's layout
+
+
 def _bmm(te, topi):
     q, k = te.placeholder((12, 128, 64), name="q"), te.placeholder((12, 128, 64), name="k")
     return [q, k, topi.nn.batch_matmul(q, k)]  # q @ k^T per head (BERT attention)
@@ -169,6 +174,8 @@ def _t_conv(stride, pad, dilation=1, groups=1):
 OPS = [
     Op("gemm_bert_qkv", "gemm", _gemm, lambda a, w: a @ w, lambda t, a, w: a @ w,
        2.0 * 128 * 768 * 768),
+    Op("dense_bert_ffn", "gemm", _dense, lambda x, w: x @ w.T,
+       lambda t, x, w: torch_linear(t, x, w), 2.0 * 128 * 768 * 3072),
     Op("bmm_attention", "batch_gemm", _bmm, lambda q, k: q @ k.transpose(0, 2, 1),
        lambda t, q, k: q @ k.transpose(1, 2), 2.0 * 12 * 128 * 128 * 64),
     Op("conv_resnet_s2", "conv", _conv((1, 64, 56, 56), (128, 64, 3, 3), 2, 1),
@@ -208,5 +215,5 @@ BY_NAME = {op.name: op for op in OPS}
 
 
 def torch_linear(torch, x, w):
-    """PyTorch's GEMV: ``linear`` (oneDNN / BLAS gemv)."""
+    """PyTorch's ``linear`` (oneDNN / BLAS: a GEMV at batch 1, a GEMM above)."""
     return torch.nn.functional.linear(x, w)
