@@ -7,13 +7,13 @@
     ANSOR_BENCH_TVM_PYTHON=/root/venvs/tvmvenv/bin/python .venv/bin/python bench/bench_ops.py
     .venv/bin/python bench/bench_ops.py --jsonl bench/results/ops.jsonl --report   # tables only
 
-Eighteen operators in eleven families (GEMM and dense (x @ w^T), batch GEMM, strided / 1x1 / depthwise /
-grouped / dilated convolutions and ResNet-50's last 3x3 conv, GEMV, softmax, layer norm,
-RMS norm, pooling, row and column reductions, an elementwise chain, a transpose), at shapes
-of ResNet-50, BERT-base and LLM layers. Each is written once, against a ``(te, topi)``
-pair, so the MetaSchedule side (``bench/tvm_side/ms_tune.py`` with ``bench/ops_defs.py``,
-run with the python of an apache-tvm venv) builds the very same computation with
-``tvm.te`` / ``tvm.topi``.
+Eighteen operators in eleven families (GEMM and dense (x @ w^T), batch GEMM, strided / 1x1
+/ depthwise / grouped / dilated convolutions and ResNet-50's last 3x3 conv, GEMV, softmax,
+layer norm, RMS norm, pooling, row and column reductions, an elementwise chain, a
+transpose), at shapes of ResNet-50, BERT-base and LLM layers. Each is written once,
+against a ``(te, topi)`` pair, so the MetaSchedule side (``bench/tvm_side/ms_tune.py``
+with ``bench/ops_defs.py``, run with the python of an apache-tvm venv) builds the very
+same computation with ``tvm.te`` / ``tvm.topi``.
 
 For each thread count and operator: ``--seeds N`` searches (seeds 0..N-1) of the largest
 ``--trials`` budget, the smaller budgets read as checkpoints of the same search; each
