@@ -170,27 +170,11 @@ def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
     sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
 
 
-def apply_transposed_pack(sch: Schedule, block: str, tensor: str, dim: int, at: int) -> None:
+def apply_transposed_pack(sch: Schedule, block: str, tensor: str, dim: int, at: int) -> object:
     """``apply_pack`` of an input read transposed (``transposed_read``): the copy stores
     ``dim`` last (``k[b, j, k]`` -> ``[b, k, j]``), so the vectorized loop of ``block``
-    reads it as contiguous vectors; the copy's loops run in its storage order."""
-    cache = sch.cache_read(sch.get_block(block), tensor, "global")
-    ndim = len(sch.state.stage(sch.get(cache).name).op.axis)
-    perm = [d for d in range(ndim) if d != dim] + [dim]
-    sch.transform_layout(cache, ("write", 0), perm)
-    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
-    copy_loops = sch.get_loops(cache)[-ndim:]
-    sch.reorder(*[copy_loops[d] for d in perm])
-
-
-def apply_relayout_pack(
-    sch: Schedule, block: str, tensor: str, dim: int, axis: int, at: int
-) -> None:
-    """Copy the panel of ``tensor`` used inside loop ``at`` of ``block`` with its ``dim``
-    last (``kernel[ff, rc, ry, rx]`` -> ``[rc, ry, rx, ff]``), the copy's loops in that
-    storage order (contiguous writes), and store ``block``'s own result with its
-    ``axis`` last, so the vectorized ``axis`` reads and writes contiguous vectors.
-    The result is an intermediate (a fused or a cache-write tile), whose layout is free."""
+    reads it as contiguous vectors; the copy's loops run in its storage order (contiguous
+    writes). Returns ``block``'s handle."""
     b = sch.get_block(block)
     cache = sch.cache_read(b, tensor, "global")
     ndim = len(sch.state.stage(sch.get(cache).name).op.axis)
@@ -199,6 +183,18 @@ def apply_relayout_pack(
     sch.compute_at(cache, sch.get_loops(b)[at])
     copy_loops = sch.get_loops(cache)[-ndim:]
     sch.reorder(*[copy_loops[d] for d in perm])
+    return b
+
+
+def apply_relayout_pack(
+    sch: Schedule, block: str, tensor: str, dim: int, axis: int, at: int
+) -> None:
+    """Copy the panel of ``tensor`` used inside loop ``at`` of ``block`` with its ``dim``
+    last (``kernel[ff, rc, ry, rx]`` -> ``[rc, ry, rx, ff]``, ``apply_transposed_pack``),
+    and store ``block``'s own result with its ``axis`` last, so the vectorized ``axis``
+    reads and writes contiguous vectors. The result is an intermediate (a fused or a
+    cache-write tile), whose layout is free."""
+    b = apply_transposed_pack(sch, block, tensor, dim, at)
     n_axes = len(sch.state.stage(block).op.axis)
     sch.transform_layout(b, ("write", 0), [a for a in range(n_axes) if a != axis] + [axis])
 
