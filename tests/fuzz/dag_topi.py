@@ -95,6 +95,16 @@ def _batch_matmul():
     return [a, b, nn.batch_matmul(a, b)]
 
 
+def _dense_reused():  # enough rows for the transposed-operand packing sketch
+    x, w = _x((11, 29), "x"), _x((13, 29), "w")
+    return [x, w, nn.dense(x, w)]
+
+
+def _batch_matmul_reused():  # idem: k[b, j, r] packed with j last
+    a, b = _x((2, 9, 7), "a"), _x((2, 13, 7), "b")
+    return [a, b, nn.batch_matmul(a, b)]
+
+
 def _layer_norm():
     x, g, b = _x((7, 31)), _x((31,), "g"), _x((31,), "b")
     return [x, g, b, nn.layer_norm(x, g, b, axis=[-1])]
@@ -190,6 +200,8 @@ CASES = {
     "nn.dense_gemv": _gemv,
     "nn.matmul": _matmul,
     "nn.batch_matmul": _batch_matmul,
+    "nn.batch_matmul_reused": _batch_matmul_reused,
+    "nn.dense_reused": _dense_reused,
     "nn.conv2d_nchw": _conv(),
     "nn.conv2d_nchw_strided": _conv(stride=2),
     "nn.conv2d_nchw_dilated": _conv(dilation=2, pad=2),

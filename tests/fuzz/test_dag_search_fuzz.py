@@ -52,7 +52,9 @@ def test_every_topi_operator_has_a_case():
     assert ops <= set(CASES), f"topi operators without a fuzz case: {sorted(ops - set(CASES))}"
 
 
-@pytest.mark.parametrize("name", ["nn.softmax", "nn.layer_norm", "nn.conv2d_nchw_strided"])
+@pytest.mark.parametrize(
+    "name", ["nn.softmax", "nn.layer_norm", "nn.conv2d_nchw_strided", "nn.dense_reused"]
+)
 def test_topi_search_quick(name):
     (case,) = [c for c in topi_cases() if c.name == f"topi.{name}"]
     assert check_search(case, programs=3)["programs"] >= 1
