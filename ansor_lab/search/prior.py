@@ -15,10 +15,12 @@ estimates the share of peak it can reach:
 * registers: a tile with more accumulators than the register file holds spills;
 * loads: every reduction step loads each operand once per distinct element of the tile
   (one vector when it is contiguous along the vectorized loop, a broadcast when it does
-  not depend on it, one element per lane otherwise); the core issues about two loads
-  per multiply-add; a store that is not contiguous along the vector scatters;
-* round trips: the tile is loaded and stored around every run of the reduction loop,
-  so a short innermost reduction loop spends its time moving accumulators;
+  not depend on it, one element per lane otherwise); the core issues one load per
+  multiply-add (two load ports, two multiply-add units); a store that is not contiguous
+  along the vector scatters;
+* round trips: the tile is loaded and stored around every run of reduction loops (the
+  reduction loops right around it, taken together: LLVM keeps the accumulators in
+  registers across all of them), so a short run spends its time moving accumulators;
 * unrolling: the tile stays in registers only when the loops around its vector are
   unrolled (explicitly or within the auto-unroll budget), and a body unrolled past a
   few hundred vector operations runs slower (measured: a 512-step unrolled matmul tile
@@ -53,8 +55,10 @@ RESERVED_REGISTERS = 4
 TILE_ROUND_TRIP = 4.0
 #: Vector operations an unrolled body holds before its size starts to cost.
 UNROLLED_BODY = 128
-#: Loads the core issues per multiply-add.
-LOADS_PER_FMA = 2.0
+#: Loads the core issues per multiply-add: two load ports beside two multiply-add units.
+#: (At 2.0, a one-vector-wide tile of a 1x1 convolution, 15 loads per 14 multiply-adds,
+#: ranked first and ran at 0.8x the two-vector tiles, 16 loads per 28.)
+LOADS_PER_FMA = 1.0
 #: Vector operations of a vectorized transcendental (range reduction + polynomial, as
 #: ``codegen/vector_math`` emits exp) in units of one add.
 MATH_CALL_OPS = 16.0
@@ -125,7 +129,14 @@ class _PriorWalker(LoopNestWalker):
         accumulators = around * per_vector
         eff = vec.extent / (self.lanes * per_vector) if vec else 1.0 / self.lanes
         if reduction:
-            steps = loops[reduction[-1]].extent
+            # the accumulators stay in registers across the whole run of reduction loops
+            # right around the tile (LLVM promotes them: their address does not change), so
+            # the round trip and the latency are paid per run, not per innermost loop: a
+            # convolution's 3-step window loop inside its channel loop is one long run
+            first = reduction[-1]
+            while first > 0 and first - 1 in reduction:
+                first -= 1
+            steps = math.prod(lp.extent for lp in loops[first : reduction[-1] + 1])
             # iterations of the spatial loops right around the reduction loop are
             # independent: when one is short, the out-of-order core overlaps several
             around_free = 1
@@ -209,12 +220,27 @@ def _flops(s: N.BufferStore) -> float:
     the ``MATH_CALL_OPS`` vector operations its polynomial takes (a softmax's cost is its
     exp: vectorized badly, it is the program's time)."""
     total = 0.0
-    for n in E.post_order(s.value):
+    for n in _value_nodes(s.value):
         if isinstance(n, E.Call):
             total += MATH_CALL_OPS if n.op in TRANSCENDENTAL else 1.0
         elif isinstance(n, (E.Add, E.Sub, E.Mul, E.Div)):
             total += 1.0
     return total
+
+
+def _value_nodes(e: E.PrimExpr) -> list:
+    """The nodes of ``e`` that compute values: a load's index arithmetic is address
+    computation (folded into the addressing modes, hoisted out of loops), not work. Counted
+    as work, a dilated convolution's ``y + 2 * ry`` made its multiply-add weigh 18 times a
+    copy, and a padded copy recomputed inside the register tile looked cheap beside it."""
+    out: list = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, N.BufferLoad):
+            stack.extend(E.children(n))
+    return out
 
 
 def _unrolled_steps(loops: list) -> int:

@@ -67,7 +67,7 @@ def test_lane_use_follows_the_vector_width():
     full = _score(_matmul_schedule(8, 16))
     half = _score(_matmul_schedule(8, 8))
     # (up to the init and write-back stores, a few % of the work)
-    assert full == pytest.approx(2 * half, rel=0.02)
+    assert full == pytest.approx(2 * half, rel=0.03)
     # on AVX2 (32-byte vectors) the 8-lane loop fills its registers
     assert _score(_matmul_schedule(8, 8), vector_bytes=32) > half
 
@@ -80,13 +80,39 @@ def test_too_few_or_too_many_accumulators_cost():
     assert spill < mid / 2
 
 
+def _split_reduction_schedule(tk: int) -> tir.Schedule:
+    """A 4 x 64 tile whose reduction is split around a spatial loop (k0 i_mid k1 i1 j1, the
+    SSRSRS shape): the tile is stored and reloaded around every run of ``tk`` steps."""
+    A, B, C = matmul(N)
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    i, j, k = sch.get_loops(blk)
+    i0, i_mid, i1 = sch.split(i, [None, 4, 4])
+    j0, j1 = sch.split(j, [None, 64])
+    k0, k1 = sch.split(k, [None, tk])
+    sch.reorder(i0, j0, k0, i_mid, k1, i1, j1)
+    sch.vectorize(j1)
+    sch.annotate(i0, "pragma_auto_unroll_max_step", 64)
+    return sch
+
+
 def test_a_short_reduction_loop_and_a_huge_unrolled_body_cost():
-    long_k = _score(_matmul_schedule(4, 64, tk=32))
-    short_k = _score(_matmul_schedule(4, 64, tk=2))
+    long_k = _score(_split_reduction_schedule(32))
+    short_k = _score(_split_reduction_schedule(2))
     assert short_k < 0.5 * long_k
     small_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=16))
     huge_body = _score(_matmul_schedule(8, 32, tk=64, unroll_budget=512))
     assert huge_body < 0.5 * small_body
+
+
+def test_a_run_of_reduction_loops_keeps_its_accumulators_in_registers():
+    # k0 k1 directly around the tile: LLVM keeps the accumulators in registers across both
+    # loops, so a 2-step k1 is no shorter a reduction than a 32-step one (measured on a
+    # 256 matmul with a 4 x 64 tile: 140 GFLOPS at tk=2, 129 at tk=32, 133 at tk=256)
+    short_k = _score(_matmul_schedule(4, 64, tk=2))
+    long_k = _score(_matmul_schedule(4, 64, tk=32))
+    assert short_k == pytest.approx(long_k, rel=0.02)
+    assert short_k > 0.9
 
 
 def test_short_reductions_inside_spatial_loops_overlap(monkeypatch):
@@ -111,7 +137,7 @@ def test_short_reductions_inside_spatial_loops_overlap(monkeypatch):
 def test_a_tile_left_as_loops_scores_lower_than_an_unrolled_one():
     unrolled = _score(_matmul_schedule(8, 32, unroll_budget=16))
     rolled = _score(_matmul_schedule(8, 32, unroll_budget=0))
-    assert rolled == pytest.approx(unrolled / 2, rel=0.02)
+    assert rolled == pytest.approx(unrolled / 2, rel=0.03)  # (init and write-back stores)
 
 
 def test_vectorizing_a_strided_axis_scores_below_a_contiguous_one(compute_only):
