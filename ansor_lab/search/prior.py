@@ -151,8 +151,10 @@ class _PriorWalker(LoopNestWalker):
             # right around the tile (LLVM promotes them: their address does not change), so
             # the round trip and the latency are paid per run, not per innermost loop: a
             # convolution's 3-step window loop inside its channel loop is one long run
+            # (a run ends at a loop whose body computes another stage too: its stores
+            # between the multiply-adds keep LLVM from holding the accumulators across it)
             first = reduction[-1]
-            while first > 0 and first - 1 in reduction:
+            while first > 0 and first - 1 in reduction and kept[first - 1][1] == 1:
                 first -= 1
             steps = math.prod(lp.extent for lp in loops[first : reduction[-1] + 1])
             # iterations of the spatial loops right around the reduction loop are
