@@ -60,6 +60,12 @@ UNROLLED_BODY = 128
 #: (At 2.0, a one-vector-wide tile of a 1x1 convolution, 15 loads per 14 multiply-adds,
 #: ranked first and ran at 0.8x the two-vector tiles, 16 loads per 28.)
 LOADS_PER_FMA = 1.0
+#: Share of a multiply-add's time each load of the tile costs below that bound (the
+#: broadcast, the address, the port the round trip's stores share). Fitted on BERT's
+#: 128x768x768 matmul, one thread, CPU clock, same run: register tiles 8x48 (11 loads per
+#: 24 multiply-adds), 4x64 (8 / 16), 8x32 (10 / 16), 4x32 (6 / 8) ran at 179, 167, 165,
+#: 153 GFLOPS, all ranked alike without it.
+LOAD_SHARE = 0.5
 #: Vector operations of a vectorized transcendental (range reduction + polynomial, as
 #: ``codegen/vector_math`` emits exp) in units of one add.
 MATH_CALL_OPS = 16.0
@@ -187,6 +193,8 @@ class _PriorWalker(LoopNestWalker):
                 eff /= 2.0  # the round trip scatters the tile: one element per lane
             loads = sum(self._loads(ld, tile, vec) for ld in _loads_of(s))
             eff *= min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
+            # below that bound loads still cost: fewer per multiply-add run faster
+            eff /= 1.0 + LOAD_SHARE * loads / max(accumulators, 1)
         elif vec is not None and any(self._gathers(x, vec) for x in [s, *_loads_of(s)]):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]

@@ -112,7 +112,7 @@ def test_a_run_of_reduction_loops_keeps_its_accumulators_in_registers():
     short_k = _score(_matmul_schedule(4, 64, tk=2))
     long_k = _score(_matmul_schedule(4, 64, tk=32))
     assert short_k == pytest.approx(long_k, rel=0.02)
-    assert short_k > 0.9
+    assert short_k > 0.75
 
 
 def test_short_reductions_inside_spatial_loops_overlap(monkeypatch):
@@ -337,4 +337,30 @@ def test_a_tile_needing_more_loads_than_multiply_adds_costs():
     # broadcasts, 1 vector) for 8 multiply-adds; 4 rows x 2 vectors 6 for 8
     narrow = _score(_matmul_schedule(8, 16))
     wide = _score(_matmul_schedule(4, 32))
-    assert narrow == pytest.approx(wide * 8 / 9, rel=0.02)
+    share = prior.LOAD_SHARE
+    assert narrow == pytest.approx(
+        wide * 8 / 9 * (1 + share * 6 / 8) / (1 + share * 9 / 8), rel=0.02
+    )
+
+
+def test_fewer_loads_per_multiply_add_rank_higher():
+    """BERT's 128x768x768 matmul, one thread, CPU clock, one run: register tiles 8x48,
+    4x64, 8x32, 4x32 ran at 179, 167, 165 and 153 GFLOPS (11, 8, 10 and 6 loads per 24,
+    16, 16 and 8 multiply-adds); the prior ranks them in that order."""
+    a, w = te.placeholder((128, 768), name="a"), te.placeholder((768, 768), name="w")
+    k = te.reduce_axis((0, 768), name="k")
+    c = te.compute((128, 768), lambda i, j: te.sum(a[i, k] * w[k, j], axis=k), name="c")
+
+    def score(ti: int, tj: int) -> float:
+        sch = tir.Schedule(te.create_prim_func([a, w, c]))
+        i, j, kk = sch.get_loops(sch.get_block("c"))
+        i0, i1 = sch.split(i, [None, ti])
+        j0, j1 = sch.split(j, [None, tj])
+        sch.reorder(j0, i0, kk, i1, j1)
+        sch.vectorize(j1)
+        sch.annotate(j0, "pragma_auto_unroll_max_step", 64)
+        return _score(sch)
+
+    scores = [score(8, 48), score(4, 64), score(8, 32), score(4, 32)]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[-1] < 0.95 * scores[0]
