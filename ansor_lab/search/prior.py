@@ -171,7 +171,7 @@ class _PriorWalker(LoopNestWalker):
                     break
                 around_free *= lp.extent
             overlap = min(around_free, max(1, OOO_WINDOW // (accumulators * steps)))
-            eff *= min(1.0, accumulators * overlap / LATENCY_ACCUMULATORS)
+            latency = min(1.0, accumulators * overlap / LATENCY_ACCUMULATORS)
             room = self.registers - RESERVED_REGISTERS
             if accumulators > room:
                 eff *= (room / accumulators) ** 2
@@ -192,9 +192,13 @@ class _PriorWalker(LoopNestWalker):
             if vec is not None and self._gathers(s, vec):
                 eff /= 2.0  # the round trip scatters the tile: one element per lane
             loads = sum(self._loads(ld, tile, vec) for ld in _loads_of(s))
-            eff *= min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
+            ports = min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
             # below that bound loads still cost: fewer per multiply-add run faster
-            eff /= 1.0 + LOAD_SHARE * loads / max(accumulators, 1)
+            ports /= 1.0 + LOAD_SHARE * loads / max(accumulators, 1)
+            # the multiply-add latency and the ports are two bounds on one loop: the
+            # tighter one sets its speed (a lone accumulator waits on its chain, whatever
+            # its loads)
+            eff *= min(latency, ports)
         elif vec is not None and any(self._gathers(x, vec) for x in [s, *_loads_of(s)]):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
