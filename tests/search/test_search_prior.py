@@ -368,3 +368,22 @@ def test_fewer_loads_per_multiply_add_rank_higher():
     scores = [score(8, 48), score(4, 64), score(8, 32), score(4, 32)]
     assert scores == sorted(scores, reverse=True)
     assert scores[-1] < 0.95 * scores[0]
+
+
+def test_while_the_prior_ranks_each_sketch_breeds_an_equal_share():
+    from ansor_lab.search.policy import _per_sketch  # noqa: PLC0415 - the rule's helper
+
+    # two programs of sketch 0 weighing 1 each, one of sketch 1 weighing 8: each sketch
+    # gets half of the parents
+    assert _per_sketch(np.array([1.0, 1.0, 8.0]), [0, 0, 1]).tolist() == [0.5, 0.5, 1.0]
+    task = _task(128)
+    counts = {}
+    for balance in (0, 1):
+        params = {**FAST_PARAMS, "sample_init_min_population": 32, "prior_sketch_balance": balance}
+        pol = SketchPolicy(task, params=params, seed=3, verbose=0)
+        pol.evolutionary_search(pol.sample_initial_population(), 8)
+        per = np.bincount([c.sketch for c in pol._last_ranked], minlength=len(pol.sketches))
+        counts[balance] = per
+    # balanced, the sketch the prior likes least still gets bred
+    assert counts[1].min() > counts[0].min()  # (16 and 31 bred unbalanced, 21 and 27)
+    assert counts[1].min() > 0
