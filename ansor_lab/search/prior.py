@@ -271,7 +271,8 @@ def _flops(s: N.BufferStore) -> float:
     exp: vectorized badly, it is the program's time)."""
     total = 0.0
     for n in _value_nodes(s.value):
-        if dtypes.is_int(n.dtype) or dtypes.is_bool(n.dtype):
+        dt = getattr(n, "dtype", None)
+        if isinstance(dt, str) and (dt.startswith(("int", "uint")) or dtypes.is_bool(dt)):
             continue  # index arithmetic and bounds tests: addresses, not work
         if isinstance(n, E.Call) and n.op not in SELECTS:
             total += MATH_CALL_OPS if n.op in TRANSCENDENTAL else 1.0
