@@ -65,6 +65,12 @@ DEFAULT_PARAMS = {
     # Ansor never measures a program twice, and its logs hold each program once
     "finalists": 0,
     "finalist_margin": 0.15,
+    # while the prior ranks, each sketch present in the population breeds an equal share
+    # of the children (the prior still ranks what comes out across sketches): a sketch
+    # whose good programs need a rare tiling (a 1x1 convolution's output channels as the
+    # vector: 1 random tiling in 15 fills a vector) starts from its poor random draws and
+    # was never bred beside the sketches that start well; 0 turns it off
+    "prior_sketch_balance": 1,
 }
 
 
@@ -266,6 +272,8 @@ class SketchPolicy:
             finite = np.where(np.isfinite(scores), scores, np.nan)
             lo = np.nanmin(finite) if np.isfinite(finite).any() else 0.0
             weights = np.nan_to_num(finite - lo, nan=0.0) + 1e-6
+            if self.uses_prior and p["prior_sketch_balance"]:
+                weights = _per_sketch(weights, [c.sketch for c in pop])
             children: list[Candidate] = []
             attempts = 0
             while len(children) < p["population"] and attempts < p["population"] * 4:
@@ -505,6 +513,14 @@ class SketchPolicy:
         if feats:
             self.model.update(feats, costs, [self.task.workload_key] * len(costs))
         return n
+
+
+def _per_sketch(weights: np.ndarray, sketches: list[int]) -> np.ndarray:
+    """``weights`` rescaled so that each sketch's candidates together weigh the same."""
+    total: dict = {}
+    for w, k in zip(weights, sketches):
+        total[k] = total.get(k, 0.0) + float(w)
+    return np.array([w / total[k] for w, k in zip(weights, sketches)])
 
 
 def _describe(counts: Counter) -> str:

@@ -15,10 +15,12 @@ estimates the share of peak it can reach:
 * registers: a tile with more accumulators than the register file holds spills;
 * loads: every reduction step loads each operand once per distinct element of the tile
   (one vector when it is contiguous along the vectorized loop, a broadcast when it does
-  not depend on it, one element per lane otherwise); the core issues about two loads
-  per multiply-add; a store that is not contiguous along the vector scatters;
-* round trips: the tile is loaded and stored around every run of the reduction loop,
-  so a short innermost reduction loop spends its time moving accumulators;
+  not depend on it, one element per lane otherwise); the core issues one load per
+  multiply-add (two load ports, two multiply-add units); a store that is not contiguous
+  along the vector scatters;
+* round trips: the tile is loaded and stored around every run of reduction loops (the
+  reduction loops right around it, taken together: LLVM keeps the accumulators in
+  registers across all of them), so a short run spends its time moving accumulators;
 * unrolling: the tile stays in registers only when the loops around its vector are
   unrolled (explicitly or within the auto-unroll budget), and a body unrolled past a
   few hundred vector operations runs slower (measured: a 512-step unrolled matmul tile
@@ -43,6 +45,7 @@ import math
 from ..dsl import dtypes, expr as E
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
+from ..ir.visitor import post_order_visit
 from .loopnest import LoopNestWalker
 
 #: Independent accumulators needed to hide the multiply-add latency.
@@ -53,12 +56,22 @@ RESERVED_REGISTERS = 4
 TILE_ROUND_TRIP = 4.0
 #: Vector operations an unrolled body holds before its size starts to cost.
 UNROLLED_BODY = 128
-#: Loads the core issues per multiply-add.
-LOADS_PER_FMA = 2.0
+#: Loads the core issues per multiply-add: two load ports beside two multiply-add units.
+#: (At 2.0, a one-vector-wide tile of a 1x1 convolution, 15 loads per 14 multiply-adds,
+#: ranked first and ran at 0.8x the two-vector tiles, 16 loads per 28.)
+LOADS_PER_FMA = 1.0
+#: Share of a multiply-add's time each load of the tile costs below that bound (the
+#: broadcast, the address, the port the round trip's stores share). Fitted on BERT's
+#: 128x768x768 matmul, one thread, CPU clock, same run: register tiles 8x48 (11 loads per
+#: 24 multiply-adds), 4x64 (8 / 16), 8x32 (10 / 16), 4x32 (6 / 8) ran at 179, 167, 165,
+#: 153 GFLOPS, all ranked alike without it.
+LOAD_SHARE = 0.5
 #: Vector operations of a vectorized transcendental (range reduction + polynomial, as
 #: ``codegen/vector_math`` emits exp) in units of one add.
 MATH_CALL_OPS = 16.0
 TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "pow"})
+#: Calls that pick one of their operands (a padded copy's bounds select): data movement
+SELECTS = frozenset({"if_then_else", "tir.if_then_else", "select"})
 #: (bytes, price): a buffer larger than ``bytes`` is read from (or written to) the next
 #: level each time a root loop nest walks it, at ``price`` per element in units of one
 #: vector-lane operation at peak (AVX-512, 2 vector ops per cycle: 32 lanes a cycle; one
@@ -77,10 +90,24 @@ class _PriorWalker(LoopNestWalker):
         self.registers = registers
         self.cores = max(1, cores)
         self.work = 0.0
+        #: elements moved by stores that compute nothing (copies, padding, packing): time,
+        #: and the program's work only when nothing else computes (a transpose)
+        self.moved = 0.0
         self.time = 0.0
         #: (root loop, buffer) pairs: each loop nest at the root streams a buffer it
         #: touches at least once; stores fused under one root loop share the stream
         self.streams: set = set()
+        self._stores_in: list[int] = []  # per loop of ``loops``: stores in its body
+        self._counts: dict = {}
+
+    def visit(self, s: N.Stmt) -> None:
+        """Walk ``s``, keeping per enclosing loop how many stores its body holds."""
+        if isinstance(s, N.For):
+            self._stores_in.append(_store_count(s.body, self._counts))
+            super().visit(s)
+            self._stores_in.pop()
+        else:
+            super().visit(s)
 
     def _note_streams(self, s: N.BufferStore) -> None:
         root = self.loops[0].var if self.loops else None
@@ -102,7 +129,8 @@ class _PriorWalker(LoopNestWalker):
 
     def store(self, s: N.BufferStore) -> None:
         self._note_streams(s)
-        loops = [lp for lp in self.loops if lp.extent > 1]
+        kept = [(lp, n) for lp, n in zip(self.loops, self._stores_in) if lp.extent > 1]
+        loops = [lp for lp, _ in kept]
         trips = math.prod(lp.extent for lp in loops)
         written = set()
         for i in s.indices:
@@ -125,7 +153,16 @@ class _PriorWalker(LoopNestWalker):
         accumulators = around * per_vector
         eff = vec.extent / (self.lanes * per_vector) if vec else 1.0 / self.lanes
         if reduction:
-            steps = loops[reduction[-1]].extent
+            # the accumulators stay in registers across the whole run of reduction loops
+            # right around the tile (LLVM promotes them: their address does not change), so
+            # the round trip and the latency are paid per run, not per innermost loop: a
+            # convolution's 3-step window loop inside its channel loop is one long run
+            # (a run ends at a loop whose body computes another stage too: its stores
+            # between the multiply-adds keep LLVM from holding the accumulators across it)
+            first = reduction[-1]
+            while first > 0 and first - 1 in reduction and kept[first - 1][1] == 1:
+                first -= 1
+            steps = math.prod(lp.extent for lp in loops[first : reduction[-1] + 1])
             # iterations of the spatial loops right around the reduction loop are
             # independent: when one is short, the out-of-order core overlaps several
             around_free = 1
@@ -134,13 +171,18 @@ class _PriorWalker(LoopNestWalker):
                     break
                 around_free *= lp.extent
             overlap = min(around_free, max(1, OOO_WINDOW // (accumulators * steps)))
-            eff *= min(1.0, accumulators * overlap / LATENCY_ACCUMULATORS)
+            latency = min(1.0, accumulators * overlap / LATENCY_ACCUMULATORS)
             room = self.registers - RESERVED_REGISTERS
             if accumulators > room:
                 eff *= (room / accumulators) ** 2
             unrolled = _unrolled_steps(loops)
             if around > unrolled:
                 eff *= 0.5  # the tile's loops stay loops: accumulators go through memory
+            if kept[reduction[-1]][1] > 1:
+                # another stage computed inside the reduction (a padded input copied in
+                # the register tile): its stores sit between the multiply-adds and the
+                # accumulators go through memory (such programs ran at 0.13-0.45x)
+                eff *= 0.5
             body = unrolled * per_vector
             if body > UNROLLED_BODY:  # a long straight-line body thrashes the decoders
                 eff *= (UNROLLED_BODY / body) ** 0.7
@@ -150,15 +192,24 @@ class _PriorWalker(LoopNestWalker):
             if vec is not None and self._gathers(s, vec):
                 eff /= 2.0  # the round trip scatters the tile: one element per lane
             loads = sum(self._loads(ld, tile, vec) for ld in _loads_of(s))
-            eff *= min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
+            ports = min(1.0, LOADS_PER_FMA * accumulators / max(loads, 1.0))
+            # below that bound loads still cost: fewer per multiply-add run faster
+            ports /= 1.0 + LOAD_SHARE * loads / max(accumulators, 1)
+            # the multiply-add latency and the ports are two bounds on one loop: the
+            # tighter one sets its speed (a lone accumulator waits on its chain, whatever
+            # its loads)
+            eff *= min(latency, ports)
         elif vec is not None and any(self._gathers(x, vec) for x in [s, *_loads_of(s)]):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
         if self.cores > 1:
             ext = math.prod(lp.extent for lp in par) if par else 1
             eff *= ext / (self.cores * math.ceil(ext / self.cores))
-        weight = max(float(_flops(s) * trips), float(trips))
-        self.work += weight
+        flops = float(_flops(s) * trips)
+        weight = max(flops, float(trips))
+        self.work += flops
+        if not flops:
+            self.moved += weight
         self.time += weight / max(eff, 1e-6)
 
     def _horizontal(self, s: N.BufferStore, loops: list, trips: int) -> None:
@@ -204,17 +255,46 @@ class _PriorWalker(LoopNestWalker):
         return bool(others) or coeff not in (0, 1)
 
 
+def _store_count(s: N.Stmt, memo: dict) -> int:
+    """Stores in ``s`` (memoized by node: the walker asks once per enclosing loop)."""
+    key = id(s)
+    if key not in memo:
+        found: list = []
+        post_order_visit(s, lambda n: found.append(1) if isinstance(n, N.BufferStore) else None)
+        memo[key] = len(found)
+    return memo[key]
+
+
 def _flops(s: N.BufferStore) -> float:
     """Arithmetic operations of one execution of ``s``; a transcendental call counts as
     the ``MATH_CALL_OPS`` vector operations its polynomial takes (a softmax's cost is its
     exp: vectorized badly, it is the program's time)."""
     total = 0.0
-    for n in E.post_order(s.value):
-        if isinstance(n, E.Call):
+    for n in _value_nodes(s.value):
+        dt = getattr(n, "dtype", None)
+        if isinstance(dt, str) and (dt.startswith(("int", "uint")) or dtypes.is_bool(dt)):
+            continue  # index arithmetic and bounds tests: addresses, not work
+        if isinstance(n, E.Call) and n.op not in SELECTS:
             total += MATH_CALL_OPS if n.op in TRANSCENDENTAL else 1.0
         elif isinstance(n, (E.Add, E.Sub, E.Mul, E.Div)):
             total += 1.0
     return total
+
+
+def _value_nodes(e: E.PrimExpr) -> list:
+    """The nodes of ``e`` that compute values: a load's index arithmetic is address
+    computation (folded into the addressing modes, hoisted out of loops), not work. Counted
+    as work, a dilated convolution's ``y + 2 * ry`` made its multiply-add weigh 18 times a
+    copy, and a padded copy (its bounds tests, its select) recomputed inside the register
+    tile looked like useful work."""
+    out: list = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, N.BufferLoad):
+            stack.extend(E.children(n))
+    return out
 
 
 def _unrolled_steps(loops: list) -> int:
@@ -271,4 +351,8 @@ def analytic_score(
         return 1.0
     if balance:  # in the same unit as ``time``: work done at peak in that time
         time = max(time, compulsory_bytes(func) / balance)
-    return min(1.0, walker.work / time)
+    # a copy is time, not work, where the program computes: a padded input recomputed
+    # inside a convolution's register tile (950 M element copies for its 58 M
+    # multiply-adds) once counted as work and kept the score at 0.87; it ran at 13 GFLOPS
+    work = walker.work or walker.moved
+    return min(1.0, work / time)

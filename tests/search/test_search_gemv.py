@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from search_helpers import check_numeric
 from workloads import FAST_PARAMS, make_task
 
@@ -131,10 +132,11 @@ def test_the_prior_bounds_a_gemv_by_the_machines_balance():
     free = [analytic_score(f, 64, 1) for f in funcs]
     # 0.05 bytes per flop: reading 4 bytes per 2 flops allows 1/40 of peak, below every
     # register-tile score; the variants then tie at that bound (within the small work of
-    # their horizontal sums) where the register-tile scores differed by 1.5x
+    # their horizontal sums) where the register-tile scores differ by 1.1x and more
     bound = [analytic_score(f, 64, 1, balance=0.05) for f in funcs]
     assert all(b < s for b, s in zip(bound, free, strict=True))
-    assert max(bound) / min(bound) < 1.05 and max(free) / min(free) > 1.3
-    assert max(bound) < 0.1  # the prior counts index arithmetic as work too: not 1/40
+    assert max(bound) / min(bound) < 1.05 and max(free) / min(free) > 1.1
+    # (index arithmetic is not work: the bound is the 1/40, up to the horizontal sums)
+    assert max(bound) == pytest.approx(1 / 40, rel=0.1)
     # a machine with an abundance of bandwidth changes nothing
     assert [analytic_score(f, 64, 1, balance=1e9) for f in funcs] == free
