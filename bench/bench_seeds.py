@@ -1,6 +1,6 @@
 """The seeds' spread, re-timed side by side: each seed's best program of a bench_ops run.
 
-    .venv/bin/python bench/bench_seeds.py --jsonl bench/results/ops.jsonl [--rounds 5]
+    .venv/bin/python bench/bench_seeds.py --jsonl bench/results/ops.jsonl [--rounds 5] [--ops A,B]
 
 ``bench_ops.py --seeds N`` keeps each search's best trace in its JSON-lines records. This
 re-times those programs (one thread) in the tuner's own runner — ``LocalRunner`` with its
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jsonl", required=True, help="a bench_ops.py run's records")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     ap.add_argument("--trials", type=int, default=64, help="the budget whose bests to re-time")
+    ap.add_argument("--ops", default=None, help="comma-separated operators (default: all)")
     args = ap.parse_args(argv)
     with open(args.jsonl) as fh:
         recs = [json.loads(line) for line in fh if line.strip()]
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         r
         for r in recs
         if r["kind"] == "ours" and r["threads"] == 1 and r["trials"] == args.trials
-        and r.get("trace")
+        and r.get("trace") and (args.ops is None or r["op"] in args.ops.split(","))
     ]  # fmt: skip
     print(f"{'operator':18} {'seeds':>5} {'best us':>9} {'median':>9} {'worst':>9} {'spread':>7}"
           "  per seed: re-timed (tuner) us")  # fmt: skip
