@@ -43,11 +43,13 @@ DEFAULT_PARAMS = {
     "eps_greedy": 0.05,  # share of each batch picked at random (exploration)
     "sample_init_min_population": 48,
     # while the model cannot rank (the first batch), the analytic prior ranks this many
-    # times sample_init_min_population random samples: ranking is cheap, and which tilings
-    # 48 random samples happened to hold decided a small search (issue 21: ResNet-50's last
-    # conv, the first batch's best over 5 seeds 1.57x apart with 48 samples, 1.17x with
-    # 384); 1: the same sample as later batches
-    "prior_init_factor": 8,
+    # times sample_init_min_population random samples (1: the same sample as later
+    # batches). Off by default: measured at 64 trials over 5 seeds (issue 21), 8 took
+    # ResNet-50's last conv from 1.84x between seeds to 1.04x (48 random samples often
+    # hold none of its good tilings) but made the BERT QKV GEMM's median 10% slower (the
+    # prior's favourite GEMM tilings are not the fastest, and a wider sample only gives
+    # it more of them)
+    "prior_init_factor": 1,
     "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
     # until the cost model can rank, candidates are ranked by the analytic register-tile
     # prior (search/prior.py) instead of at random; 0 turns it off (Ansor's random start)

@@ -8,8 +8,6 @@ measured tune on every 25th of them, and every topi operator (tuned every 8th).
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from dag_gen import check_search, layer_norm, random_dag
 from dag_topi import CASES, NOT_OPERATORS, topi_cases
@@ -95,10 +93,9 @@ def test_an_invalid_candidate_is_dropped_counted_and_reported(tmp_path, capsys):
     opts.verbose = 1
     result = task.tune(opts, search_policy=policy)
     assert result.stats.invalid >= 1 and result.best_trace is not None
-    out = capsys.readouterr().out
-    # the reason list may also count random samples a primitive refused (the prior-ranked
-    # first batch draws prior_init_factor times more of them)
-    assert re.search(r"invalid candidates dropped before measuring \(.*replay: ScheduleError", out)
+    assert "invalid candidates dropped before measuring (replay: ScheduleError" in (
+        capsys.readouterr().out
+    )
 
 
 def _broken(policy, cand):
