@@ -329,7 +329,7 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                     ours = time_ours(task, trace, thr, op)
                     journal.add(
                         kind="ours", op=name, threads=thr, trials=b, seed=seed, **ours,
-                        tuner_s=tuner_s, tune_s=wall, invalid=invalid,
+                        tuner_s=tuner_s, tune_s=wall, invalid=invalid, trace=trace,
                         curve=[c for k, c in enumerate(snap.curve) if 16 * (k + 1) <= b],
                     )  # fmt: skip
                     print(

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..codegen.target import Target
 from ..dsl.tensor import PlaceholderOp
+from ..errors import RuntimeArgumentError
 from .popen import PopenWorker, WorkerDied, WorkerTimeout
 from .preflight import require_gpu, wrong_device
 from .record_check import MAX_COST_S, MIN_COST_S
@@ -169,10 +170,22 @@ class LocalRunner(ProgramRunner):
     It times on the device of the task's target: this CPU for "llvm", a CUDA GPU (with
     pycuda) for "cuda". Without a usable GPU a CUDA task is refused before any work
     (GPUUnavailableError naming ``auto_scheduler.EmulatedRunner()``).
+
+    ``clock`` (not in TVM) says which clock times a CPU candidate. ``"auto"`` (the default,
+    what the search uses): a program built for one thread runs on the runner's own thread
+    alone, and is timed on that thread's CPU clock (``time.thread_time``), so time the core
+    spent on other jobs is left out — on a loaded machine one descheduled stretch of the
+    single ``min_repeat_ms`` window otherwise makes a fast program look slow, and which
+    program a small search keeps depends on when it was measured; a program built for
+    several threads (its libgomp threads are not this thread), and a GPU kernel, are timed
+    on the wall clock. ``"wall"``: always the wall clock (TVM's LocalRunner). Either way a
+    record's costs keep TVM's meaning, seconds per run of the kernel (on one thread, the
+    seconds it runs when it has the core), and any TVM reader takes them as they are.
     """
 
     timing = "measured"
     device_kinds = ("llvm", "cuda")
+    clocks = ("auto", "wall")
 
     def __init__(
         self,
@@ -183,7 +196,15 @@ class LocalRunner(ProgramRunner):
         cooldown_interval: float = 0.0,
         enable_cpu_cache_flush: bool = False,
         check_correctness: bool = False,
+        clock: str = "auto",
     ) -> None:
+        if clock not in self.clocks:
+            raise RuntimeArgumentError(
+                f"LocalRunner(clock={clock!r}): the clock is 'auto' (a one-thread CPU "
+                "program on its thread's CPU clock, anything else on the wall clock) or "
+                "'wall' (always the wall clock, as TVM)"
+            )
+        self.clock = clock
         self.timeout = timeout
         self.number = number
         self.repeat = repeat
@@ -309,12 +330,26 @@ class LocalRunner(ProgramRunner):
                     "min_repeat_ms": self.min_repeat_ms,
                     "flush": self.enable_cpu_cache_flush,
                     "cooldown_ms": self.cooldown_interval * 1e3,
+                    "clock": self.clock_for(b),
                 }
                 reply = self._request(msg, timeout=self.timeout)
             out.append(reply)
             if on_result is not None:
                 on_result(k, reply)
         return out
+
+    def clock_for(self, build: BuildResult) -> str:
+        """ "thread_cpu" or "wall": the clock that times ``build`` (see the class docstring).
+
+        The thread CPU clock only for a CPU object built for exactly one thread: a CPU
+        timing of a program that runs on several threads would count one thread's share.
+        """
+        if self.clock == "wall" or isinstance(build.obj, dict):  # a dict: a GPU kernel
+            return "wall"
+        payload = build.payload or {}
+        target = str(build.target or payload.get("target", ""))
+        one_thread = payload.get("num_threads") == 1
+        return "thread_cpu" if one_thread and target.split(" ")[0] == "llvm" else "wall"
 
     def close(self) -> None:
         """Stop the runner process (a later use sets it up afresh)."""

@@ -7,6 +7,11 @@ replays in a plain script without the code that defined the workload. Each recor
 appended (one locked write) as its measurement finishes, so a killed tuner loses nothing
 measured, and concurrent tuners never interleave lines. Every reader skips a bad line with a
 warning naming it; one bad line never makes a log unusable.
+
+Costs keep TVM's meaning, seconds per run of the kernel. ``LocalRunner`` times a program
+built for one CPU thread on its runner thread's CPU clock (``LocalRunner(clock="auto")``,
+the default): its costs are the seconds the kernel runs while it has the core, which on a
+loaded machine are less than the wall time; the record's format is the same either way.
 """
 
 from __future__ import annotations

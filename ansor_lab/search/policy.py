@@ -42,6 +42,14 @@ DEFAULT_PARAMS = {
     "migration_prob": 0.05,  # a child is its parent's decisions in another sketch
     "eps_greedy": 0.05,  # share of each batch picked at random (exploration)
     "sample_init_min_population": 48,
+    # while the model cannot rank (the first batch), the analytic prior ranks this many
+    # times sample_init_min_population random samples (1: the same sample as later
+    # batches). Off by default: measured at 64 trials over 5 seeds (issue 21), 8 took
+    # ResNet-50's last conv from 1.84x between seeds to 1.04x (48 random samples often
+    # hold none of its good tilings) but made the BERT QKV GEMM's median 10% slower (the
+    # prior's favourite GEMM tilings are not the fastest, and a wider sample only gives
+    # it more of them)
+    "prior_init_factor": 1,
     "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
     # until the cost model can rank, candidates are ranked by the analytic register-tile
     # prior (search/prior.py) instead of at random; 0 turns it off (Ansor's random start)
@@ -302,7 +310,10 @@ class SketchPolicy:
     def next_batch(self, n: int) -> list[MeasureInput]:
         """The next ``n`` programs to measure (best predicted, plus a few random ones)."""
         start = time.perf_counter()
-        init = self.sample_initial_population()
+        n_init = self.params["sample_init_min_population"]
+        if self.uses_prior:  # ranking by the prior is cheap: rank a wider sample
+            n_init *= max(1, int(self.params["prior_init_factor"]))
+        init = self.sample_initial_population(n_init)
         chosen: list[Candidate] = []
         seen = set(self.measured)
         if self.uses_prior:  # keep the first batch diverse: the model learns from it

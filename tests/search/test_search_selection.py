@@ -102,3 +102,30 @@ def test_finalists_measured_again_keep_their_fastest_time(tmp_path):
     repeats = len(keys) - len(set(keys))
     assert 1 <= repeats <= 2
     assert set(keys[8:]) & set(keys[:8])  # only the last batch measures again
+
+
+def test_the_prior_ranks_a_wider_first_sample(monkeypatch):
+    task = make_task(matmul(64))
+    sizes = []
+
+    def ranked_batch(params):
+        policy = auto_scheduler.SketchPolicy(task, params=params, seed=3, verbose=0)
+        real = policy.sample_initial_population
+        monkeypatch.setattr(
+            policy, "sample_initial_population", lambda n=None: sizes.append(n) or real(n)
+        )
+        return policy, policy.next_batch(8)
+
+    policy, batch = ranked_batch({**FAST_PARAMS, "prior_init_factor": 4})
+    assert policy.uses_prior and sizes == [4 * FAST_PARAMS["sample_init_min_population"]]
+    assert len(batch) == 8
+    sizes.clear()
+    ranked_batch({**FAST_PARAMS, "prior_init_factor": 1})  # off: the plain sample
+    ranked_batch({**FAST_PARAMS, "analytic_prior": 0})  # no prior ranks: nothing to widen
+    assert sizes == [FAST_PARAMS["sample_init_min_population"]] * 2
+    # ranked by the forest later: later batches sample as many as before
+    policy.update(batch, [MeasureResult([1e-3 * (1 + 0.1 * k)]) for k in range(8)])
+    assert not policy.uses_prior  # the forest is fitted from 8 measurements
+    sizes.clear()
+    policy.next_batch(8)
+    assert sizes == [FAST_PARAMS["sample_init_min_population"]]
