@@ -322,6 +322,31 @@ def _rfactor_alts(state, st):
     ]
 
 
+def window_reduction(state: State, st: Stage) -> bool:
+    """A reduction over a small window only (pooling: every reduction axis at most
+    ``SMALL_REDUCTION`` long) that no other rule tiles: its default nest runs the window
+    innermost, a scalar loop of a few steps per output, nothing to vectorize."""
+    op = st.op
+    if not op.reduce_axis or not op.axis or op.attrs.get("ansor.rfactor"):
+        return False
+    extents = derive_extents(st)
+    window = [extents.get(iv.var.name) for iv in op.reduce_axis]
+    if not all(isinstance(e, int) and e <= SMALL_REDUCTION for e in window):
+        return False
+    last = extents.get(op.axis[-1].var.name)
+    return isinstance(last, int) and last >= 2
+
+
+def window_reduction_alts(state, st):
+    """The default nest, or S R S: the window between two levels of the output's tiles,
+    so the innermost loop is the output row's inner tile (vectorized, each window step one
+    vector of strided loads into a vector of running results)."""
+    return [
+        ("skip", lambda sch, b: None),
+        ("tile(SRS)", lambda sch, b: apply_multi_level_tiling(sch, b, structure="SRS")),
+    ]
+
+
 def _vector_rfactor_alts(state, st):
     """Partial results in vector lanes (``sketch_reduction``), beside what the later rules
     offer the stage (tiling, Ansor's rfactor) or, where none applies, its default loops."""
@@ -362,6 +387,7 @@ RULES: list[SketchRule] = [
         _rfactor_alts,
     ),
     SketchRule("column_reduction", column_reduction, column_reduction_alts),
+    SketchRule("window_reduction", window_reduction, window_reduction_alts),
 ]
 
 

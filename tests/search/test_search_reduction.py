@@ -155,6 +155,32 @@ def test_column_sums_on_two_cores_give_each_thread_a_column_slice_read_row_by_ro
     assert "tile(SRSS)" not in [s.describe().split(": ")[1] for s in policy_of([A, S]).sketches]
 
 
+def test_pooling_gets_a_sketch_with_the_window_outside_a_vectorized_row_tile():
+    x = te.placeholder((1, 4, 20, 20), name="x")
+    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    policy = policy_of([x, pool])
+    names = [s.describe() for s in policy.sketches]
+    assert names == ["default loops", f"{pool.op.name}: tile(SRS)"], names
+    vectorized = False
+    for _ in range(6):
+        _, sch = policy.space.sample(1)
+        check_numeric(sch, sch.args)
+        loops = [
+            ln.strip()
+            for ln in tvm.lower(sch.mod).script().splitlines()
+            if ln.strip().startswith("for")
+        ]
+        # the window's loops come before the output's inner tile, the innermost loop (the
+        # row's inner tile, or the column's where the sampled row tile is 1 and not printed)
+        assert loops[-1].split()[1] in ("i3_1", "i2_1"), loops
+        window = [ln.split()[1] for ln in loops if ln.split()[1] in ("rv0", "rv1")]
+        assert window == ["rv0", "rv1"], loops
+        vectorized |= loops[-1].startswith("for i3_1 in T.vectorized")
+    assert vectorized
+    # a long reduction is no window
+    assert "tile(SRS)" not in " ".join(s.describe() for s in policy_of(row_sum(4, 512)).sketches)
+
+
 def test_sample_perfect_tile_with_one_level_below_its_extent_is_a_schedule_error():
     import pytest  # noqa: PLC0415 - one test's need
 

@@ -499,4 +499,5 @@ def test_policy_exposes_the_rules_under_tvm_names():
         "multi_level_tiling",
         "add_rfactor",
         "column_reduction",
+        "window_reduction",
     ]
