@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import numpy as np
 import pytest
@@ -181,7 +182,8 @@ def test_compute_peak_is_not_below_a_blas_matmul_on_one_core() -> None:
 
     with threadpool_limits(limits=1):
         blas = _measure_peak_gflops(n=256, repeats=10)
-    fma = multiply_add_peak_gflops(threads=1, seconds=0.05, repeats=5)
+    # on the CPU clock: the other test worker (or job) sharing the cores must not halve it
+    fma = multiply_add_peak_gflops(threads=1, seconds=0.05, repeats=5, clock=time.process_time)
     assert fma > 0.6 * blas, (fma, blas)
 
 
