@@ -261,6 +261,7 @@ class SamplingSteps:
             and bool(self.state.consumers(st.name))
         )
         choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
+        self.location_choices.append(tuple(choices))
         if decision is None:
             decision = self._rng.choice(choices)
         if decision not in choices:

@@ -138,6 +138,9 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         self._unit_loops_kept: set[str] = set()
         self._show_unit_loops = False
         self._replay_loop_count: int | None = None  # set by Trace replay for GetLoops
+        #: the choices of each sample_compute_location, in call order: the search mutates
+        #: a compute location within the places that exist (not into a refused decision)
+        self.location_choices: list[tuple[int, ...]] = []
 
     @property
     def show_unit_loops(self) -> bool:
@@ -298,6 +301,7 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         other._unit_loops_kept = set(self._unit_loops_kept)
         other._show_unit_loops = self._show_unit_loops
         other._replay_loop_count = None
+        other.location_choices = list(self.location_choices)
         return other
 
     def seed(self, seed: int) -> None:

@@ -69,6 +69,10 @@ class SearchSpace:
         self._spatial_tiles = [
             _spatial_tile_groups(s.trace.insts, idx) for s, idx in zip(sketches, self._sampling)
         ]
+        #: per (sketch, position of a compute-location decision): the decisions every
+        #: schedule built so far accepted there (the intersection: an earlier decision may
+        #: narrow them, as a stage computed inside another keeps that one from inlining)
+        self._location_choices: dict[tuple[int, int], frozenset] = {}
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
         """Replay a candidate; raises ScheduleError when its decisions do not fit (see
@@ -77,9 +81,24 @@ class SearchSpace:
         data = Trace.from_json(self._templates[cand.sketch])
         overrides = dict(zip(self._sampling[cand.sketch], cand.decisions))
         data.apply_to_schedule(sch, decisions=overrides)
+        self._learn_locations(cand.sketch, sch)
         if postproc:
             self.postproc(sch)
         return sch
+
+    def _learn_locations(self, sketch: int, sch: Schedule) -> None:
+        """Remember which decisions each compute-location step of ``sketch`` accepts."""
+        positions = [
+            p for p, inst in enumerate(self._kinds[sketch]) if inst.kind == "SampleComputeLocation"
+        ]
+        seen = sch.location_choices[: len(positions)]
+        if len(seen) != len(positions):
+            return
+        for pos, choices in zip(positions, seen):
+            known = self._location_choices.get((sketch, pos))
+            self._location_choices[(sketch, pos)] = (
+                frozenset(choices) if known is None else known & frozenset(choices)
+            )
 
     def try_schedule(self, cand: Candidate, where: str = "replay") -> Schedule | None:
         """``schedule(cand)``, or None (counted in ``invalid`` under ``where``) when the
@@ -105,6 +124,7 @@ class SearchSpace:
         try:
             data.apply_to_schedule(sch, decisions={i: None for i in self._sampling[k]})
             cand = Candidate(k, self._read_decisions(k, sch))
+            self._learn_locations(k, sch)
             self.postproc(sch)
         except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             self.invalid[f"sample: {type(e).__name__}"] += 1
@@ -139,18 +159,39 @@ class SearchSpace:
                     choices = [c for c in range(n) if c != cand.decisions[pos]]
                     new = self.rng.choice(choices)
             elif inst.kind == "SampleComputeLocation":
-                # a neighbouring place (a loop, root = -1, or inline = -2, which replay
-                # refuses where it is not allowed): the number of candidate loops is not
-                # known here, and a uniform draw from a fixed range points past them most
-                # of the time (4 of 5 such children were invalid on softmax and row sums)
-                cur = int(cand.decisions[pos])
-                steps = [d for d in (cur - 1, cur + 1) if d >= -2]
-                new = self.rng.choice(steps)
+                new = self._mutate_location(cand.sketch, pos, int(cand.decisions[pos]))
             if new is not None:
                 decisions = list(cand.decisions)
                 decisions[pos] = freeze(new)
+                if inst.kind == "SampleComputeLocation":
+                    self._repair_later_locations(cand.sketch, pos, decisions)
                 return Candidate(cand.sketch, tuple(decisions))
         return None
+
+    def _repair_later_locations(self, sketch: int, pos: int, decisions: list) -> None:
+        """After moving the stage at ``pos``, a later compute location that not every
+        schedule accepted goes to the root (always a choice): the move may have taken it
+        away (a stage computed inside another keeps that one from inlining)."""
+        for later, inst in enumerate(self._kinds[sketch]):
+            known = self._location_choices.get((sketch, later))
+            if later > pos and inst.kind == "SampleComputeLocation" and known is not None:
+                if decisions[later] not in known:
+                    decisions[later] = -1
+
+    def _mutate_location(self, sketch: int, pos: int, cur: int) -> int | None:
+        """A neighbouring place (a loop, root = -1, or inline = -2) among those the step
+        accepted in every schedule built so far; before any, a neighbour that replay may
+        refuse. A uniform draw from a fixed range pointed past the loops most of the time
+        (4 of 5 such children were invalid on softmax and row sums), and a blind step
+        still half the time on a layer norm (inline where a stage is computed inside)."""
+        known = self._location_choices.get((sketch, pos))
+        if known is None:
+            return self.rng.choice([d for d in (cur - 1, cur + 1) if d >= -2])
+        others = sorted(d for d in known if d != cur)
+        if not others:
+            return None
+        near = [d for d in others if abs(d - cur) == 1]
+        return self.rng.choice(near or others)
 
     def reshape_tile(self, cand: Candidate) -> Candidate | None:
         """Move a prime factor from one spatial axis's innermost tile to another's, the

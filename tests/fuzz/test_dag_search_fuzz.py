@@ -84,6 +84,29 @@ def test_sample_compute_location_offers_inline_only_where_it_is_allowed():
     assert drawn <= {-1, 0, 1} and len(drawn) >= 2
 
 
+def test_layer_norm_compute_location_mutations_never_inline_a_stage_with_one_inside():
+    # rstd may be inlined only while sum2 is not computed inside it: the mutation learns
+    # from the schedules built which places each step accepts (blind +-1 steps made half
+    # of a layer norm's children invalid: 34 of 64)
+    task = make_task(layer_norm(4, 96).args)
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    space = policy.space
+    moved = 0
+    for cand in policy.sample_initial_population(12):
+        for _ in range(8):
+            child = space.mutate(cand)
+            if child is None:
+                continue
+            kinds = [i.kind for i in space._kinds[cand.sketch]]
+            changed = [k for k, (a, b) in enumerate(zip(cand.decisions, child.decisions)) if a != b]
+            if any(kinds[k] == "SampleComputeLocation" for k in changed):
+                moved += 1
+                assert space.try_schedule(child) is not None, child
+    assert moved >= 8
+    # (a random sample a primitive refused may be counted: that is sampling, not mutation)
+    assert not [k for k in policy.invalid if k.startswith("replay")], policy.invalid
+
+
 def test_an_invalid_candidate_is_dropped_counted_and_reported(tmp_path, capsys):
     case = layer_norm(3, 5)
     task = make_task(case.args)

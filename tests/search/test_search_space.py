@@ -58,11 +58,14 @@ def test_sampled_and_mutated_programs_replay_lower_and_compute_the_reference(nam
             child = space.mutate(cand)
             if child is None:
                 continue
-            # a mutation changes one decision, or reshapes a register tile (two tiles of
-            # one stage's spatial axes)
+            # a mutation changes one decision, reshapes a register tile (two tiles of one
+            # stage's spatial axes), or moves a stage and sends a later one to the root
             changed = _changed(cand, child)
-            assert len(changed) == 1 or any(
-                set(changed) <= set(g) for g in space._spatial_tiles[cand.sketch]
+            kinds = _kinds(policy, cand)
+            assert (
+                len(changed) == 1
+                or any(set(changed) <= set(g) for g in space._spatial_tiles[cand.sketch])
+                or {kinds[k] for k in changed} == {"SampleComputeLocation"}
             )
             pos = changed[0]
             try:
@@ -102,24 +105,24 @@ def test_mutations_preserve_tile_products_and_the_innermost_limit():
         cand = child
 
 
-def test_compute_location_mutations_are_mostly_valid():
-    """The mutation moves a stage to a neighbouring loop, not to a random index that is
-    usually past the consumer's loops (then 4 of 5 such children were invalid)."""
+def test_compute_location_mutations_move_to_places_that_exist():
+    """The mutation moves a stage to a neighbouring place among those its step accepted,
+    not to a random index that is usually past the consumer's loops (then 4 of 5 such
+    children were invalid on softmax): every such child replays."""
     policy = fast_policy(make_task(softmax()), seed=2)
-    valid = invalid = 0
+    moved = 0
     for cand in policy.sample_initial_population(16):
         for _ in range(6):
             child = policy.space.mutate(cand)
-            (pos,) = _changed(cand, child)
+            pos = _changed(cand, child)[0]  # the first: a later location may be repaired
             if _kinds(policy, cand)[pos] != "SampleComputeLocation":
                 continue
-            assert abs(child.decisions[pos] - cand.decisions[pos]) == 1
-            if policy.features_of(child) is None:
-                invalid += 1
-            else:
-                valid += 1
-    assert valid + invalid >= 10
-    assert valid >= 2 * invalid, (valid, invalid)
+            known = policy.space._location_choices[(cand.sketch, pos)]
+            assert child.decisions[pos] in known and cand.decisions[pos] in known
+            assert policy.features_of(child) is not None
+            moved += 1
+    assert moved >= 10
+    assert policy.invalid_candidates == 0, policy.invalid
 
 
 def test_crossover_mixes_parents_of_one_sketch():
