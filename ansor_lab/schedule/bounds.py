@@ -413,8 +413,8 @@ class BoundInference:
                 sym, lo, hi = span
                 shape.append(hi - lo + 1)
                 mins.append(from_linear(dict(sym), lo, "int32"))
-        if tuple(shape) == tuple(stage.op.shape):
-            return
+        if tuple(shape) == tuple(stage.op.shape) and stage.scope == "global":
+            return  # nothing to compact (a local or shared buffer still belongs in its kernel)
         shape = permute(shape, stage.layout)
         info.buffer = N.Buffer(stage.op.name, tuple(shape), stage.op.dtype, stage.scope)
         info.buf_min = mins

@@ -301,7 +301,9 @@ class Trace:
                 result = decl.call(
                     sch, [(name, decode(value)) for name, value in args], decode(decision)
                 )
-            except AnsorLabError:
+            except AnsorLabError as err:
+                # which instruction refused: the search redraws a decision found there
+                err.instruction_index = index
                 raise
             except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
                 # a value of the wrong type that the primitive did not check itself

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import ScheduleError
 from ..schedule.sampling import prime_factors
 from ..schedule.tir_schedule import Schedule
 from ..schedule.trace import Trace
@@ -73,6 +74,8 @@ class SearchSpace:
         #: schedule built so far accepted there (the intersection: an earlier decision may
         #: narrow them, as a stage computed inside another keeps that one from inlining)
         self._location_choices: dict[tuple[int, int], frozenset] = {}
+        #: children a mutation replayed to repair (key -> schedule before postproc)
+        self._repaired: dict[tuple, Schedule] = {}
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
         """Replay a candidate; raises ScheduleError when its decisions do not fit (see
@@ -103,7 +106,11 @@ class SearchSpace:
     def try_schedule(self, cand: Candidate, where: str = "replay") -> Schedule | None:
         """``schedule(cand)``, or None (counted in ``invalid`` under ``where``) when the
         candidate's decisions are refused by a primitive, lowering or a check."""
+        built = self._repaired.pop(cand.key, None)
         try:
+            if built is not None:  # replayed by the mutation that made it: postproc left
+                self.postproc(built)
+                return built
             return self.schedule(cand)
         except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             self.invalid[f"{where}: {type(e).__name__}"] += 1
@@ -165,8 +172,42 @@ class SearchSpace:
                 decisions[pos] = freeze(new)
                 if inst.kind == "SampleComputeLocation":
                     self._repair_later_locations(cand.sketch, pos, decisions)
-                return Candidate(cand.sketch, tuple(decisions))
+                    return Candidate(cand.sketch, tuple(decisions))
+                return self.repair(Candidate(cand.sketch, tuple(decisions)), after=pos)
         return None
+
+    def repair(self, cand: Candidate, after: int = -1, tries: int = 4) -> Candidate:
+        """``cand`` replayed, with a later decision it invalidated drawn afresh.
+
+        A tile size may set the extent of a loop that a later step splits (the panel a
+        packing sketch copies is the register tile's width): changing one then leaves the
+        other's recorded factors not multiplying to its loop, and the child was dropped
+        (90 of a ResNet conv's children). Only decisions after position ``after`` are
+        redrawn; a child that still fails is returned as it is (replay drops and counts
+        it). The repaired child's schedule is kept for ``try_schedule``.
+        """
+        sampling = self._sampling[cand.sketch]
+        overrides = dict(zip(sampling, cand.decisions))
+        for _ in range(tries):
+            sch = self.make_schedule()
+            sch.seed(self.rng.randrange(1, 2**31 - 1))
+            try:
+                Trace.from_json(self._templates[cand.sketch]).apply_to_schedule(
+                    sch, decisions=overrides
+                )
+            except ScheduleError as e:
+                at = getattr(e, "instruction_index", None)
+                if at not in overrides or overrides[at] is None or sampling.index(at) <= after:
+                    return cand
+                overrides[at] = None  # drawn afresh on the next replay
+                continue
+            self._learn_locations(cand.sketch, sch)
+            fixed = Candidate(cand.sketch, self._read_decisions(cand.sketch, sch))
+            if len(self._repaired) >= 4096:  # children never scored: let them go
+                self._repaired.clear()
+            self._repaired[fixed.key] = sch
+            return fixed
+        return cand
 
     def _repair_later_locations(self, sketch: int, pos: int, decisions: list) -> None:
         """After moving the stage at ``pos``, a later compute location that not every
@@ -223,7 +264,7 @@ class SearchSpace:
             tb[self.rng.choice(outer_b)] //= p
             decisions = list(cand.decisions)
             decisions[a], decisions[b] = freeze(ta), freeze(tb)
-            return Candidate(cand.sketch, tuple(decisions))
+            return self.repair(Candidate(cand.sketch, tuple(decisions)), after=max(a, b))
         return None
 
     def _mutate_tile(self, tiles: list[int], inst) -> list[int] | None:
@@ -260,7 +301,8 @@ class SearchSpace:
         if a.sketch != b.sketch:
             return None
         picks = tuple(x if self.rng.random() < 0.5 else y for x, y in zip(a.decisions, b.decisions))
-        return Candidate(a.sketch, picks)
+        # a tile of one parent may not fit a loop the other's tiles made: redrawn
+        return self.repair(Candidate(a.sketch, picks))
 
 
 def _signature(inst) -> tuple:
