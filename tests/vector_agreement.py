@@ -15,7 +15,12 @@ from ansor_lab.codegen.vector_form import is_simd, vector_accesses, vector_loops
 from ansor_lab.ir import nodes as N
 from ansor_lab.ir.visitor import walk_stmts
 
-_LOADS = {"contiguous": "vector_loads", "scalar": "scalar_loads", "gather": "gathers"}
+_LOADS = {
+    "contiguous": "vector_loads",
+    "scalar": "scalar_loads",
+    "strided": "strided_loads",
+    "gather": "gathers",
+}
 _STORES = {"contiguous": "vector_stores", "scalar": "scalar_stores", "gather": "scatters"}
 
 

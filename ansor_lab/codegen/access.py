@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dsl import expr as E
+from ..dsl import dtypes, expr as E
 from ..dsl.dtypes import INDEX_MAX
 from ..ir import nodes as N
 from ..ir.bound_check import form_range
@@ -25,8 +25,36 @@ MAX_LANES = 256
 #: A branch-free vectorized loop up to this width is one vector of its own width
 MAX_WHOLE_LANES = 16
 
-#: How an access inside a vectorized loop is done.
-ACCESS_KINDS = ("scalar", "contiguous", "gather")
+#: How an access inside a vectorized loop is done ("strided": loads only, lanes 2-4
+#: elements apart, read as one masked load of their span and a shuffle).
+ACCESS_KINDS = ("scalar", "contiguous", "strided", "gather")
+
+#: widest span a strided load reads at once (bytes): past it a gather is no worse
+STRIDED_SPAN_BYTES = 256
+_STRIDED_DTYPES = ("float32", "float64", "int32", "int64")
+
+
+def strided_load_ok(stride: int, dtype: str, lanes: int) -> bool:
+    """Whether a load whose lanes are ``stride`` elements apart is a strided load."""
+    return (
+        2 <= stride <= 4
+        and dtype in _STRIDED_DTYPES
+        and lanes * stride * dtypes.itemsize(dtype) <= STRIDED_SPAN_BYTES
+    )
+
+
+def load_stride(form: tuple | None, var: E.Var, varying: set) -> int | None:
+    """The constant element distance between the lanes of an access whose flat index is
+    linear in ``var`` with lane-invariant other terms (None otherwise)."""
+    if form is None:
+        return None
+    terms, _ = form
+    coeff = terms.get(var, 0)
+    if not isinstance(coeff, int) or any(
+        t is not var and bool(E.free_vars(t) & varying) for t in terms
+    ):
+        return None
+    return coeff
 
 
 def flat_index(buf: N.Buffer, indices: tuple) -> E.PrimExpr:
@@ -182,8 +210,9 @@ class AccessWalker:
     ``varies`` and ``store_kind``/``kind`` are the hooks: ``codegen.vector_form`` reads
     its printed vector statements back with the same walk and its own hooks."""
 
-    def __init__(self, var: E.Var | None) -> None:
+    def __init__(self, var: E.Var | None, lanes: int | None = None) -> None:
         self.var = var
+        self.lanes = lanes  # the widest chunk: whether a small stride is a strided load
         self.varying = {var}
         self.found: list[Access] = []
 
@@ -193,6 +222,15 @@ class AccessWalker:
     def kind(self, buf: N.Buffer, indices: tuple) -> str:
         _, flat_vars, form = flat_facts(buf, indices)
         return classify(flat_vars, form, self.var, self.varying)
+
+    def load_kind(self, buf: N.Buffer, indices: tuple) -> str:
+        kind = self.kind(buf, indices)
+        if kind == "gather" and self.lanes is not None:
+            _, _, form = flat_facts(buf, indices)
+            stride = load_stride(form, self.var, self.varying)
+            if stride is not None and strided_load_ok(stride, buf.dtype, self.lanes):
+                return "strided"
+        return kind
 
     def store_kind(self, s: N.BufferStore) -> str:
         kind = self.kind(s.buffer, s.indices)
@@ -204,7 +242,8 @@ class AccessWalker:
         if isinstance(e, N.BufferLoad):
             for i in e.indices:  # an index may load too (emitted with the address)
                 self.expr(i, masked)
-            self.found.append(Access("load", e.buffer.name, self.kind(e.buffer, e.indices), masked))
+            kind = self.load_kind(e.buffer, e.indices)
+            self.found.append(Access("load", e.buffer.name, kind, masked))
             return
         if isinstance(e, E.Call) and e.op == "if_then_else":
             cond, t, f = e.args

@@ -78,6 +78,11 @@ class MemoryEmitter:
         if how == "contiguous":
             base_idx = self._lane0_indices(indices, vec.var)
             return "contiguous", self.address(buf, base_idx, self._as_i64(vec.base))
+        stride = A.load_stride(form, vec.var, vec.varying)
+        if stride is not None and A.strided_load_ok(stride, buf.dtype, vec.lanes):
+            base_idx = self._lane0_indices(indices, vec.var)
+            first = self._int_op("mul", self._as_i64(vec.base), ir.Constant(I64, stride))
+            return "strided", (self.address(buf, base_idx, first), stride)
         idx = self.expr(flat)
         lanes = vec.lanes
         idx64 = self.b.sext(idx, ir.VectorType(I64, lanes)) if idx.type.element != I64 else idx
@@ -189,6 +194,8 @@ class MemoryEmitter:
                     [PTR, I32, ir.VectorType(I1, lanes), vt],
                 )
                 v = self.b.call(fn, [addr, ir.Constant(I32, align), mask, passthru])
+            elif how == "strided":
+                v = self._strided_load(addr, vt, align, mask)
             else:
                 self._count("gathers")
                 m = mask if mask is not None else self.const(ir.VectorType(I1, lanes), 1)
@@ -201,6 +208,32 @@ class MemoryEmitter:
         if buf.dtype == "bool":
             return self.b.icmp_unsigned("!=", v, self.const(v.type, 0))
         return v
+
+    def _strided_load(self, where: tuple, vt: ir.VectorType, align: int, mask) -> ir.Value:
+        """Lanes ``stride`` elements apart (a stride-2 pooling window or convolution): one
+        masked load of the span, only the lanes' elements enabled, and a shuffle that picks
+        them (LLVM makes it two or three vector loads and a permute; a gather loads
+        element by element)."""
+        self._count("strided_loads")
+        addr, stride = where
+        lanes = vt.count
+        span = ir.VectorType(vt.element, lanes * stride)
+        picks = [k // stride if k % stride == 0 else lanes for k in range(lanes * stride)]
+        if mask is None:
+            wide_mask = ir.Constant(ir.VectorType(I1, lanes * stride), [p < lanes for p in picks])
+        else:
+            off = ir.Constant(ir.VectorType(I1, lanes), [0] * lanes)
+            wide_mask = self.b.shuffle_vector(
+                mask, off, ir.Constant(ir.VectorType(I32, lanes * stride), picks)
+            )
+        fn = self.ctx.declare(
+            f"llvm.masked.load.{vname(span)}.p0",
+            span,
+            [PTR, I32, ir.VectorType(I1, lanes * stride), span],
+        )
+        wide = self.b.call(fn, [addr, ir.Constant(I32, align), wide_mask, ir.Constant(span, None)])
+        every = ir.Constant(ir.VectorType(I32, lanes), [k * stride for k in range(lanes)])
+        return self.b.shuffle_vector(wide, ir.Constant(span, None), every)
 
     def stmt_BufferStore(self, s: N.BufferStore) -> None:
         buf = s.buffer

@@ -109,9 +109,10 @@ def vector_plan(loop: N.For) -> VectorPlan:
     reason = A.not_vectorizable(loop, extent)
     if reason is not None:
         return VectorPlan(extent, fallback=f"scalar loop ({reason})")
-    walker = A.AccessWalker(loop.loop_var)
+    chunks = tuple(A.vector_chunks(extent, loop.body))
+    walker = A.AccessWalker(loop.loop_var, lanes=max(n for _, n in chunks))
     walker.stmt(loop.body, False)
-    return VectorPlan(extent, tuple(A.vector_chunks(extent, loop.body)), tuple(walker.found))
+    return VectorPlan(extent, chunks, tuple(walker.found))
 
 
 class _Legalize(IRMutator):

@@ -241,8 +241,9 @@ def vector_accesses(s: N.Stmt) -> list[Access]:
     return reader.found
 
 
-def access_kind(buf: N.Buffer, indices: tuple) -> str:
-    """How an access of the vector form is done, read from its indices."""
+def access_kind(buf: N.Buffer, indices: tuple, load: bool = False) -> str:
+    """How an access of the vector form is done, read from its indices (a load whose
+    lanes are a few elements apart is a strided load)."""
     vectors = [(i, stride) for i, stride in zip(indices, buf.strides) if lanes_of(i)]
     if not vectors:
         return "scalar"
@@ -251,7 +252,10 @@ def access_kind(buf: N.Buffer, indices: tuple) -> str:
         if not isinstance(i, N.Ramp) or not isinstance(i.stride, E.IntImm):
             return "gather"
         flat += i.stride.value * stride
-    return "contiguous" if flat == 1 else "gather"
+    if flat == 1:
+        return "contiguous"
+    lanes = max(lanes_of(i) for i, _ in vectors)
+    return "strided" if load and A.strided_load_ok(flat, buf.dtype, lanes) else "gather"
 
 
 class _Reader(AccessWalker):
@@ -263,6 +267,9 @@ class _Reader(AccessWalker):
 
     def kind(self, buf: N.Buffer, indices: tuple) -> str:
         return access_kind(buf, indices)
+
+    def load_kind(self, buf: N.Buffer, indices: tuple) -> str:
+        return access_kind(buf, indices, load=True)
 
     def store_kind(self, s: N.BufferStore) -> str:
         return access_kind(s.buffer, s.indices)  # a scatter's index is a Broadcast

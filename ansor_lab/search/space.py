@@ -195,9 +195,14 @@ class SearchSpace:
                 Trace.from_json(self._templates[cand.sketch]).apply_to_schedule(
                     sch, decisions=overrides
                 )
-            except ScheduleError as e:
+            except Exception as e:  # noqa: BLE001 - never ends a search: try_schedule counts it
                 at = getattr(e, "instruction_index", None)
-                if at not in overrides or overrides[at] is None or sampling.index(at) <= after:
+                if (
+                    not isinstance(e, ScheduleError)
+                    or at not in overrides
+                    or overrides[at] is None
+                    or sampling.index(at) <= after
+                ):
                     return cand
                 overrides[at] = None  # drawn afresh on the next replay
                 continue

@@ -1,9 +1,10 @@
 """Differential check of SIMD/parallel/unroll-heavy schedules against numpy.
 
 Each case is a workload with a schedule that exercises the fast paths together (register
-tiles kept in vectors, packed copies, gathers, masked tails of non-divisible splits,
-unrolled bodies, parallel loops on two threads). Integer results must be bit-for-bit
-equal; float results agree within a tolerance (FMA contraction changes the rounding).
+tiles kept in vectors, packed copies, gathers and strided loads, masked tails of
+non-divisible splits, unrolled bodies, parallel loops on two threads). Integer results
+must be bit-for-bit equal; float results agree within a tolerance (FMA contraction
+changes the rounding).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def _conv_nchw_strided_case():
     def apply(sch):
         L = _named(sch, name)
         sch.reorder(L["nn"], L["ff"], L["yy"], L["rc"], L["ry"], L["rx"], L["xx"])
-        sch.vectorize(L["xx"])  # stride 2 along x: the input is read by a gather
+        sch.vectorize(L["xx"])  # stride 2 along x: the input is read by strided loads
         sch.unroll(L["rx"])
         sch.parallel(L["ff"])
 
@@ -127,7 +128,7 @@ def _conv_nchw_strided_case():
         apply,
         lambda d, w: [ref.conv2d_nchw_python(d, w, 2, 1)],
         rtol=1e-4,
-        paths=("gathers", "parallel -> 2 threads"),
+        paths=("strided_loads", "parallel -> 2 threads"),
     )
 
 
@@ -327,7 +328,7 @@ CASES = {
         paths=("unrolled", "SIMD x16", "parallel -> 2 threads"),
     ),
     "conv2d_nhwc_register_tile": _conv_nhwc_case,
-    "conv2d_nchw_stride2_gather": _conv_nchw_strided_case,
+    "conv2d_nchw_stride2_strided_load": _conv_nchw_strided_case,
     "depthwise_conv2d_nchw": _depthwise_case,
     "softmax_rows": _softmax_case,
     "elementwise_broadcast": _broadcast_case,
