@@ -138,6 +138,8 @@ class SketchPolicy:
         self.measured: dict = {}  # candidate key -> mean cost (inf for errors)
         self.measured_candidates: list[tuple[float, Candidate]] = []
         self._features: OrderedDict = OrderedDict()
+        # a child the policy has already replayed needs no repair replay (space.repair)
+        self.space.known = self._features.__contains__
         self._traces: OrderedDict = OrderedDict()
         self._priors: dict = {}
         self.best_cost = float("inf")

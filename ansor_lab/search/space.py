@@ -76,6 +76,9 @@ class SearchSpace:
         self._location_choices: dict[tuple[int, int], frozenset] = {}
         #: children a mutation replayed to repair (key -> schedule before postproc)
         self._repaired: dict[tuple, Schedule] = {}
+        #: whether a candidate key was replayed before (the policy's feature cache): such a
+        #: child is not replayed again to repair it
+        self.known: Callable[[tuple], bool] | None = None
 
     def schedule(self, cand: Candidate, postproc: bool = True) -> Schedule:
         """Replay a candidate; raises ScheduleError when its decisions do not fit (see
@@ -186,6 +189,8 @@ class SearchSpace:
         redrawn; a child that still fails is returned as it is (replay drops and counts
         it). The repaired child's schedule is kept for ``try_schedule``.
         """
+        if self.known is not None and self.known(cand.key):
+            return cand
         sampling = self._sampling[cand.sketch]
         overrides = dict(zip(sampling, cand.decisions))
         for _ in range(tries):
