@@ -66,8 +66,9 @@ class MemoryEmitter:
             raise CodegenError(f"buffer {buf.name!r} is not allocated here")
         return ptr
 
-    def access(self, buf: N.Buffer, indices: tuple):
-        """How an access is done: ("scalar", addr) | ("contiguous", addr) | ("gather", ptrs)."""
+    def access(self, buf: N.Buffer, indices: tuple, load: bool = False):
+        """How an access is done: ("scalar", addr) | ("contiguous", addr) | ("gather", ptrs)
+        | for a load, ("strided", (addr of lane 0, stride))."""
         if self.vec is None:
             return "scalar", self.address(buf, indices)
         flat, flat_vars, form = self._flat_facts(buf, indices)
@@ -78,7 +79,7 @@ class MemoryEmitter:
         if how == "contiguous":
             base_idx = self._lane0_indices(indices, vec.var)
             return "contiguous", self.address(buf, base_idx, self._as_i64(vec.base))
-        stride = A.load_stride(form, vec.var, vec.varying)
+        stride = A.load_stride(form, vec.var, vec.varying) if load else None
         if stride is not None and A.strided_load_ok(stride, buf.dtype, vec.lanes):
             base_idx = self._lane0_indices(indices, vec.var)
             first = self._int_op("mul", self._as_i64(vec.base), ir.Constant(I64, stride))
@@ -160,7 +161,7 @@ class MemoryEmitter:
         self.check_access("read of", buf, e.indices)
         mt = memory_type(buf.dtype)
         align = dtypes.itemsize(buf.dtype)
-        how, addr = self.access(buf, e.indices)
+        how, addr = self.access(buf, e.indices, load=True)
         if how == "scalar":
             self._count("scalar_loads")
             if (

@@ -72,3 +72,22 @@ def test_padded_stride_two_max_pool_vectorized_over_a_row(rand):
         for dx in range(3):
             want = np.maximum(want, padded[:, :, dy : dy + 20 : 2, dx : dx + 20 : 2])
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_stride_two_store_stays_a_scatter_beside_a_strided_read(rand):
+    # the vector runs down a column of a (32, 2) array: both sides are stride 2; the read
+    # is one span load, the write a scatter (a span store would overwrite the elements
+    # between the lanes)
+    A = te.placeholder((32, 2), name="A")
+    B = te.compute((32, 2), lambda i, j: A[i, j] * 3.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.reorder(j, i)
+    _, ii = sch.split(i, [None, 8])
+    sch.vectorize(ii)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "scatters=1" in f.loop_report() and "strided_loads=1" in f.loop_report()
+    a = rand((32, 2))
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * np.float32(3.0))
