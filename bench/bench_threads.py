@@ -27,7 +27,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,41 +74,39 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown operators {unknown}; choose from {sorted(BY_NAME)}")
     print(f"load: {os.getloadavg()}", flush=True)
     rows = []
-    with tempfile.TemporaryDirectory() as logs:
-        for name in names:
-            op = BY_NAME[name]
-            tuned = {}
+    for name in names:
+        op = BY_NAME[name]
+        tuned = {}
+        for thr in (1, 2):
+            task, snaps, _ = tune(op, thr, [args.trials], 0, None)
+            trace, _cost, wall, _invalid = snaps[args.trials]
+            tuned[thr] = (task, trace, wall)
+        times: dict[int, list[float]] = {1: [], 2: []}
+        cpu: dict[int, list[float]] = {1: [], 2: []}
+        err = 0.0
+        for _ in range(args.rounds):
             for thr in (1, 2):
-                log_dir = os.path.join(logs, f"t{thr}")
-                os.makedirs(log_dir, exist_ok=True)
-                task, snaps = tune(op, thr, [args.trials], log_dir)
-                tuned[thr] = (task, snaps[args.trials][0], snaps[args.trials][1])
-            times: dict[int, list[float]] = {1: [], 2: []}
-            cpu: dict[int, list[float]] = {1: [], 2: []}
-            err = 0.0
-            for _ in range(args.rounds):
-                for thr in (1, 2):
-                    task, trace, _wall = tuned[thr]
-                    got = time_ours(task, trace, thr, op)
-                    times[thr].append(got["ours_s"])
-                    err = max(err, got["rel_error"])
-                    cpu[thr].append(cpu_seconds(task, trace, thr))
-            ratios = [a / b for a, b in zip(times[1], times[2], strict=True)]
-            row = {
-                "op": name,
-                "family": op.family,
-                "t1_us": statistics.median(times[1]) * 1e6,
-                "t2_us": statistics.median(times[2]) * 1e6,
-                "speedup": statistics.median(ratios),
-                "speedup_min": min(ratios),
-                "speedup_max": max(ratios),
-                "cpu_eff": statistics.median(cpu[1]) / statistics.median(cpu[2]),
-                "tune1_s": tuned[1][2],
-                "tune2_s": tuned[2][2],
-                "rel_error": err,
-            }
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+                task, trace, _wall = tuned[thr]
+                got = time_ours(task, trace, thr, op)
+                times[thr].append(got["ours_s"])
+                err = max(err, got["rel_error"])
+                cpu[thr].append(cpu_seconds(task, trace, thr))
+        ratios = [a / b for a, b in zip(times[1], times[2], strict=True)]
+        row = {
+            "op": name,
+            "family": op.family,
+            "t1_us": statistics.median(times[1]) * 1e6,
+            "t2_us": statistics.median(times[2]) * 1e6,
+            "speedup": statistics.median(ratios),
+            "speedup_min": min(ratios),
+            "speedup_max": max(ratios),
+            "cpu_eff": statistics.median(cpu[1]) / statistics.median(cpu[2]),
+            "tune1_s": tuned[1][2],
+            "tune2_s": tuned[2][2],
+            "rel_error": err,
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     print(f"\nload: {os.getloadavg()}")
     print(
         f"{'operator':18} {'1T us':>9} {'2T us':>9} {'1T/2T':>6} {'(min-max)':>12} "
