@@ -15,10 +15,12 @@ one fused multiply-add (as in TVM); ``fast_math=True`` allows every fast-math re
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import functools
 import os
+import time
 from dataclasses import dataclass, field, replace
 
 import llvmlite.binding as llvm
@@ -57,16 +59,29 @@ __all__ = [
 @functools.cache
 def load_openmp() -> bool:
     """Make libgomp's symbols visible to JIT code; False when it is not installed."""
-    # Idle pool threads sleep instead of spinning (libgomp reads this when it loads):
-    # spinning threads steal the cores of a busy or small machine (2 cores, Binder) and
-    # made parallel kernels several times slower there; waking costs microseconds.
+    # Idle pool threads sleep instead of spinning for good (libgomp reads this when it
+    # loads): spinning threads steal the cores of a busy or small machine (2 cores,
+    # Binder) and made parallel kernels several times slower there. But a thread that
+    # sleeps at once costs every call a futex wake-up (25 us measured on Zen 4: a 7.7 us
+    # kernel took 33 us on two threads), so they spin a little first (GOMP_SPINCOUNT,
+    # well under a millisecond): back-to-back calls find them awake (4.9 us).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("GOMP_SPINCOUNT", str(_GOMP_SPINS))
     name = ctypes.util.find_library("gomp") or "libgomp.so.1"
     try:
         llvm.load_library_permanently(name)
     except RuntimeError:
         return False
+    # libgomp frees its pool at exit while a spinning thread may still read it (a
+    # segfault at exit, seen with long spins): let the spin run out first
+    atexit.register(time.sleep, _SPIN_OUT_SECONDS)
     return True
+
+
+#: how long libgomp's idle threads spin before they sleep (iterations of a pause loop)
+_GOMP_SPINS = 20000
+#: at exit, longer than that spin lasts on any current x86 core
+_SPIN_OUT_SECONDS = 0.005
 
 
 def _emit_kernel(ctx: ModuleContext, func: N.PrimFunc) -> ir.Function:

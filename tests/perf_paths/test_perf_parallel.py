@@ -3,6 +3,7 @@ them (the ``record_thread_ids`` debug hook), results are right, and misuse is re
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -161,3 +162,36 @@ def test_parallel_reduction_loop_is_refused():
     _, kk = sch.get_loops(sch.get_block("C"))
     with pytest.raises(ScheduleError, match="cannot parallelize a reduction loop"):
         sch.parallel(kk)
+
+
+_CALL_THEN_EXIT = """
+import os, numpy as np, ansor_lab as tvm
+from ansor_lab import te
+A = te.placeholder((128, 768), name="A")
+B = te.compute((128, 768), lambda i, j: A[i, j] * 2.0, name="B")
+s = te.create_schedule(B.op)
+s[B].parallel(s[B].op.axis[0])
+f = tvm.build(s, [A, B], target="llvm -num-cores=2", num_threads=2)
+a = np.ones((128, 768), "float32")
+b = np.empty_like(a)
+for _ in range(200):
+    f(a, b)
+assert (b == 2).all()
+print(os.environ["OMP_WAIT_POLICY"], os.environ["GOMP_SPINCOUNT"])
+"""
+
+
+def test_idle_pool_threads_spin_briefly_and_the_process_exits_cleanly():
+    # libgomp's threads spin a little before they sleep (a futex wake-up per call made
+    # a 7.7 us kernel take 33 us on two threads); the process must still exit with 0
+    # right after a burst of calls (a long spin crashed the exit every time)
+    import subprocess  # noqa: PLC0415 - this test's need
+    import sys  # noqa: PLC0415
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    for _ in range(4):
+        out = subprocess.run(
+            [sys.executable, "-c", _CALL_THEN_EXIT], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.split() == ["PASSIVE", "20000"]
