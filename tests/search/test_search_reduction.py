@@ -103,11 +103,7 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
     for _ in range(6):
         _, sch = policy.space.sample(0)
         check_numeric(sch, sch.args)
-        loops = [
-            ln.strip()
-            for ln in tvm.lower(sch.mod).script().splitlines()
-            if ln.strip().startswith("for")
-        ]
+        loops = _for_lines(sch)
         # i0_0, (init), k0, then the contiguous tile of i0 innermost, inside the reduction
         assert loops[-2].startswith("for k0 in range(37)")
         assert loops[-1].startswith("for i0_1 in")
@@ -116,11 +112,7 @@ def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
     for _ in range(4):  # R S S: the rows of A in memory order, a row of partial sums inside
         _, sch = policy.space.sample(1)
         check_numeric(sch, sch.args)
-        loops = [
-            ln.strip()
-            for ln in tvm.lower(sch.mod).script().splitlines()
-            if ln.strip().startswith("for")
-        ]
+        loops = _for_lines(sch)
         assert loops[2].startswith("for k0 in")  # after the init's two loops
         assert loops[-1].startswith("for i0_1 in")
 
@@ -137,11 +129,7 @@ def test_column_sums_on_two_cores_give_each_thread_a_column_slice_read_row_by_ro
     for _ in range(6):
         _, sch = policy.space.sample(k)
         check_numeric(sch, sch.args)
-        loops = [
-            ln.strip()
-            for ln in tvm.lower(sch.mod).script().splitlines()
-            if ln.strip().startswith("for")
-        ]
+        loops = _for_lines(sch)
         update = loops[loops.index(next(ln for ln in loops if ln.startswith("for k0 in"))) :]
         # the column slice outside the rows, the column levels inside them (a level of
         # extent 1 leaves no loop)
@@ -165,11 +153,7 @@ def test_pooling_gets_a_sketch_with_the_window_outside_a_vectorized_row_tile():
     for _ in range(6):
         _, sch = policy.space.sample(1)
         check_numeric(sch, sch.args)
-        loops = [
-            ln.strip()
-            for ln in tvm.lower(sch.mod).script().splitlines()
-            if ln.strip().startswith("for")
-        ]
+        loops = _for_lines(sch)
         # the window's loops come before the output's inner tile, the innermost loop (the
         # row's inner tile, or the column's where the sampled row tile is 1 and not printed)
         assert loops[-1].split()[1] in ("i3_1", "i2_1"), loops
@@ -208,3 +192,9 @@ def test_the_analytic_prior_sees_partial_results_in_vector_lanes():
     # one scalar add chain: 1 lane of 16, a latency-bound chain; vector lanes and several
     # accumulators: an order of magnitude more of the peak
     assert best["S: rfactor(k, vector lanes)"] > 10 * best["default loops"]
+
+
+def _for_lines(sch) -> list[str]:
+    """The ``for`` lines of a schedule's lowered loop program, outer first."""
+    lines = tvm.lower(sch.mod).script().splitlines()
+    return [ln.strip() for ln in lines if ln.strip().startswith("for")]
