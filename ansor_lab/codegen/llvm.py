@@ -7,7 +7,8 @@ the timer measures the kernel, not Python's call overhead. The statements themse
 emitted by ``llvm_builder`` (scalar, SIMD and parallel code).
 
 Semantics follow ``dsl.expr``: integer ``/`` truncates, ``//`` and ``%`` floor; float
-min/max propagate NaN like numpy (``llvm.minimum`` / ``llvm.maximum``); ``round`` rounds
+min/max propagate NaN like numpy (``llvm.minimum`` / ``llvm.maximum``, the sign of a zero
+result left open: numpy returns its first argument for max(-0, +0)); ``round`` rounds
 half to even; comparisons are ordered except ``!=`` (true for NaN, as in numpy).
 Float operations carry LLVM's ``contract`` flag, so a multiply feeding an add may become
 one fused multiply-add (as in TVM); ``fast_math=True`` allows every fast-math rewrite.

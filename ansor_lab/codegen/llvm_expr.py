@@ -291,9 +291,10 @@ class ExprEmitter:
         if dtypes.is_float(e.dtype):
             name = "llvm.minimum" if is_min else "llvm.maximum"
             fn = self.intrinsic(name, e.dtype, 2, self.lanes_of(a))
-            # "nsz" where a schedule states it (a reassociated max): no sign-of-zero fix-up
-            flags = ("nsz",) if "nsz" in self.flags or "fast" in self.flags else ()
-            return self.b.call(fn, [a, b], fastmath=flags)
+            # NaN propagates (numpy's np.maximum / np.max); the sign of a zero result
+            # (max(-0, +0)) is left open ("nsz"): numpy itself returns its first argument
+            # there, and the -0 < +0 fix-up tripled a max pool's instructions on x86
+            return self.b.call(fn, [a, b], fastmath=("nsz",))
         cmp = self.b.icmp_signed("<" if is_min else ">", a, b)
         return self.b.select(cmp, a, b)
 
