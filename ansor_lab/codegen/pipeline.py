@@ -6,7 +6,9 @@ returns. Lowering has already simplified the function; ``prepare`` then
 
 1. verifies it for the target (once: ``build`` lowers without the target-free check)
    and refuses an access that is provably out of bounds (``ir.bound_check``),
-2. applies ``pragma_auto_unroll_max_step`` (loops become ``T.unroll``),
+2. for the CPU, splits a serial loop where its guards are decided (``ir.loop_partition``:
+   an inlined padding's tests leave the middle iterations), then applies
+   ``pragma_auto_unroll_max_step`` (loops become ``T.unroll``),
 3. legalises loops for the LLVM backend: every vectorized loop is annotated with how it
    will be emitted (``"llvm.vectorize"``: its width, its power-of-two chunks, and for
    each memory access whether it is a vector (``contiguous``), a broadcast ``scalar`` or a
@@ -36,6 +38,7 @@ from typing import Any
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.inline_lets import inline_index_lets
+from ..ir.loop_partition import partition_guarded_loops
 from ..ir.passes import unroll_by_pragma
 from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
@@ -79,6 +82,8 @@ def prepare(func: N.PrimFunc, target: Any = None, *, bounds: bool = True) -> N.P
         # idempotent on what lowering made; puts the barriers into hand-written kernels
         func = insert_barriers(func)
         check_gpu_program(func, tgt)
+    if tgt.kind == "llvm":
+        func = partition_guarded_loops(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = keep_unread_results(func)

@@ -1,0 +1,198 @@
+"""Loop partitioning: the iterations where a guard is decided get loops of their own.
+
+A guard that depends on a loop variable (an inlined padding's ``if_then_else``, the
+``if`` of a split that does not divide its loop) is decided for every iteration but a
+few at the ends: ``1 <= 2 * h + kh`` fails only for ``h = 0``. Such a loop is split where
+a guard's verdict changes, and each piece is simplified under its own range, so the
+middle piece runs without the guard (TVM's ``LoopPartition``). Before::
+
+    for h in range(56):
+        for kh in range(3):
+            ... if_then_else(1 <= h * 2 + kh, x[h * 2 + kh - 1], -inf) ...
+
+after::
+
+    for kh in range(3):                       # h = 0: the one-trip loop folded away
+        ... if_then_else(1 <= kh, x[kh - 1], -inf) ...
+    for h in range(1, 56):
+        for kh in range(3):
+            ... x[h * 2 + kh - 1] ...
+
+Only inequalities between linear forms of loop variables with constant ranges decide a
+piece (an equality, such as a reduction's ``k == 0`` initialisation, is left to LLVM: a
+copy of a whole micro-kernel for one iteration costs more than the test). A loop is
+split into at most ``MAX_PIECES`` pieces, at most ``MAX_DEPTH`` loops deep on one path
+(the copies multiply), and never around an allocation (its buffer would be declared
+twice). Serial loops only: a parallel loop's split belongs to its threads, a vectorized
+loop's iterations are lanes.
+"""
+
+from __future__ import annotations
+
+from ..dsl import dtypes, expr as E
+from . import nodes as N
+from .simplify import linear_form, simplify_stmt
+from .visitor import IRMutator, post_order_visit, walk_stmts
+
+#: Most pieces one loop is split into (before, middle, after).
+MAX_PIECES = 3
+#: Most partitioned loops nested on one path (each level copies the body it splits).
+MAX_DEPTH = 2
+#: Longest loop whose iterations are examined one by one.
+MAX_EXTENT = 4096
+
+_CMP = (E.LT, E.LE, E.GT, E.GE)
+
+
+def partition_guarded_loops(func: N.PrimFunc) -> N.PrimFunc:
+    """``func`` with its guarded serial loops split where their guards are decided."""
+    part = _Partitioner()
+    body = part.visit_stmt(func.body)
+    if not part.changed:
+        return func
+    return func.with_body(simplify_stmt(body))
+
+
+def _const(e: E.PrimExpr) -> int | None:
+    return e.value if isinstance(e, E.IntImm) else None
+
+
+def _loop_ranges(body: N.Stmt) -> dict:
+    """Inclusive ranges of the loops inside ``body`` with constant bounds."""
+    ranges: dict = {}
+    for s in walk_stmts(body):
+        if isinstance(s, N.For):
+            lo, ext = _const(s.min), _const(s.extent)
+            if lo is not None and ext is not None and ext > 0:
+                old = ranges.get(s.loop_var)  # a variable two loops bind: both ranges
+                r = (lo, lo + ext - 1)
+                ranges[s.loop_var] = r if old is None else (min(old[0], r[0]), max(old[1], r[1]))
+    return ranges
+
+
+def guard_comparisons(body: N.Stmt) -> list[E.PrimExpr]:
+    """The integer comparisons that condition statements and values inside ``body``."""
+    conds: list[E.PrimExpr] = []
+
+    def visit(node) -> None:
+        if isinstance(node, N.IfThenElse):
+            conds.append(node.condition)
+        elif isinstance(node, E.Call) and node.op == "if_then_else":
+            conds.append(node.args[0])
+        elif isinstance(node, E.Select):
+            conds.append(node.condition)
+
+    post_order_visit(body, visit)
+    out: list[E.PrimExpr] = []
+    stack = list(conds)
+    while stack:
+        c = stack.pop()
+        if isinstance(c, E.And):
+            stack += [c.a, c.b]
+        elif isinstance(c, _CMP) and dtypes.is_int(c.a.dtype) and dtypes.is_int(c.b.dtype):
+            out.append(c)
+    return out
+
+
+def _verdicts(cmp: E.PrimExpr, var: E.Var, ranges: dict) -> tuple | None:
+    """``(k, lo, hi, kind)``: ``cmp`` is ``k * var + r <kind> 0`` with ``r`` in
+    ``[lo, hi]`` over the other loops; None when ``var`` is not in it or a term has no
+    known range."""
+    form = linear_form(E.Sub(cmp.a, cmp.b, cmp.a.dtype))
+    if form is None:
+        return None
+    terms, lo = form
+    k = terms.get(var, 0)
+    if not k:
+        return None
+    hi = lo
+    for term, coeff in terms.items():
+        if term is var:
+            continue
+        r = ranges.get(term) if isinstance(term, E.Var) else None
+        if r is None:
+            return None
+        a, b = coeff * r[0], coeff * r[1]
+        lo, hi = lo + min(a, b), hi + max(a, b)
+    return k, lo, hi, type(cmp)
+
+
+def _verdict(rule: tuple, v: int) -> bool | None:
+    """The comparison's truth at ``var = v`` whatever the other loops do, if decided."""
+    k, lo, hi, kind = rule
+    lo, hi = k * v + lo, k * v + hi
+    if kind is E.LT:
+        return True if hi < 0 else False if lo >= 0 else None
+    if kind is E.LE:
+        return True if hi <= 0 else False if lo > 0 else None
+    if kind is E.GT:
+        return True if lo > 0 else False if hi <= 0 else None
+    return True if lo >= 0 else False if hi < 0 else None  # GE
+
+
+def _pieces(loop: N.For, outer: dict) -> list[tuple[int, int]] | None:
+    """Inclusive ranges of the pieces ``loop`` splits into, or None to leave it."""
+    lo, ext = _const(loop.min), _const(loop.extent)
+    if lo is None or ext is None or not 2 <= ext <= MAX_EXTENT:
+        return None
+    ranges = {**outer, **_loop_ranges(loop.body)}
+    rules = [r for g in guard_comparisons(loop.body) if (r := _verdicts(g, loop.loop_var, ranges))]
+    if not rules:
+        return None
+    pieces: list[list] = []
+    for v in range(lo, lo + ext):
+        sig = tuple(_verdict(r, v) for r in rules)
+        if pieces and pieces[-1][2] == sig:
+            pieces[-1][1] = v
+        else:
+            pieces.append([v, v, sig])
+    if not 2 <= len(pieces) <= MAX_PIECES:
+        return None
+    return [(a, b) for a, b, _ in pieces]
+
+
+class _Partitioner(IRMutator):
+    def __init__(self) -> None:
+        self.outer: dict = {}
+        self.depth = 0
+        self.changed = False
+
+    def stmt_For(self, s: N.For) -> N.Stmt:
+        pieces = None
+        if s.kind == "serial" and self.depth < MAX_DEPTH and not _allocates(s.body):
+            pieces = _pieces(s, self.outer)
+        lo, ext = _const(s.min), _const(s.extent)
+        if pieces is None:
+            rng = (lo, lo + ext - 1) if lo is not None and ext is not None else None
+            return self._within(s, rng, 0)
+        self.changed = True
+        out = []
+        for a, b in pieces:
+            piece = N.For(s.loop_var, E.IntImm(a, s.min.dtype), E.IntImm(b - a + 1, s.extent.dtype),
+                          s.kind, s.body, s.thread_tag, s.annotations)  # fmt: skip
+            out.append(self._within(piece, (a, b), 1))
+        return N.seq(*out)
+
+    def _within(self, s: N.For, rng: tuple | None, deeper: int) -> N.For:
+        """``s`` with its body partitioned, its variable known to lie in ``rng``."""
+        saved = self.outer.get(s.loop_var)
+        if rng is not None:
+            self.outer[s.loop_var] = rng
+        self.depth += deeper
+        try:
+            body = self.visit_stmt(s.body)
+        finally:
+            self.depth -= deeper
+            if saved is None:
+                self.outer.pop(s.loop_var, None)
+            else:
+                self.outer[s.loop_var] = saved
+        return (
+            s
+            if body is s.body
+            else N.For(s.loop_var, s.min, s.extent, s.kind, body, s.thread_tag, s.annotations)
+        )
+
+
+def _allocates(body: N.Stmt) -> bool:
+    return any(isinstance(s, N.Allocate) for s in walk_stmts(body))

@@ -1,0 +1,146 @@
+"""A serial loop whose guards are decided on most of its iterations is split there
+(``ir.loop_partition``): the middle piece runs without the test, the results stay
+numpy's, and the loops it must not split (equalities, allocations, parallel loops,
+more than three pieces) stay whole."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir, topi
+from ansor_lab.codegen.pipeline import prepare
+from ansor_lab.dsl.printer import text
+from ansor_lab.ir import nodes as N
+from ansor_lab.ir.loop_partition import guard_comparisons, partition_guarded_loops
+from ansor_lab.ir.printer import func_to_str as script
+from ansor_lab.ir.visitor import walk_stmts
+
+
+def _loop_nodes(s: N.Stmt, name: str) -> list[N.For]:
+    """Every loop over variable ``name`` under ``s``, in program order."""
+    return [x for x in walk_stmts(s) if isinstance(x, N.For) and x.loop_var.name == name]
+
+
+def _loops(func: N.PrimFunc, name: str) -> list[tuple[int, int]]:
+    """(min, extent) of every loop over variable ``name``, in program order."""
+    return [(s.min.value, s.extent.value) for s in _loop_nodes(func.body, name)]
+
+
+def _pool_reference(a: np.ndarray, out_hw: int) -> np.ndarray:
+    padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    want = np.full(a.shape[:2] + (out_hw, out_hw), -np.inf, "float32")
+    for dy in range(3):
+        for dx in range(3):
+            window = padded[:, :, dy : dy + 2 * out_hw : 2, dx : dx + 2 * out_hw : 2]
+            want = np.maximum(want, window)
+    return want
+
+
+def _inlined_pool(size: int, lanes: int | None):
+    x = te.placeholder((1, 3, size, size), name="x")
+    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    sch = tir.Schedule(te.create_prim_func([x, pool]))
+    sch.compute_inline(sch.get_block("pad_temp"))
+    n, c, h, w, r0, r1 = sch.get_loops(sch.get_block(pool.op.name))
+    if lanes is None:
+        sch.reorder(n, c, h, w, r0, r1)
+    else:
+        wo, wi = sch.split(w, [None, lanes])
+        sch.reorder(n, c, h, wo, r0, r1, wi)
+        sch.vectorize(wi)
+    return sch
+
+
+@pytest.mark.parametrize(("size", "lanes"), [(20, None), (20, 5), (23, 4), (112, 8)])
+def test_an_inlined_padding_leaves_the_middle_rows_unguarded(rand, size, lanes):
+    sch = _inlined_pool(size, lanes)
+    prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
+    out_hw = (size + 2 - 3) // 2 + 1
+    # the first output row reads the top padding, an odd size's last row the bottom one
+    last = (size - 2) // 2
+    assert _loops(prepared, "i2") == [(1, last)]
+    (middle,) = _loop_nodes(prepared.body, "i2")
+    assert all("i2" not in text(g) for g in guard_comparisons(middle))
+    if lanes is not None and out_hw // lanes >= 4:
+        # the first column tile reads the left padding; the later ones test nothing
+        (tiles,) = _loop_nodes(middle, "i3_0")
+        assert tiles.min.value == 1 and not guard_comparisons(tiles)
+    f = tvm.build(sch.mod, target="llvm")
+    a = rand((1, 3, size, size))
+    out = np.empty((1, 3, out_hw, out_hw), "float32")
+    f(a, out)
+    np.testing.assert_array_equal(out, _pool_reference(a, out_hw))
+
+
+def test_a_split_that_does_not_divide_runs_its_whole_tiles_unmasked(rand):
+    A = te.placeholder((100,), name="A")
+    B = te.compute((100,), lambda i: A[i] * 2.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, ii = sch.split(i, [None, 16])
+    sch.vectorize(ii)
+    prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
+    assert _loops(prepared, "i_0") == [(0, 6)]  # 6 whole tiles, then the 4 left
+    f = tvm.build(sch.mod, target="llvm")
+    report = f.loop_report().splitlines()
+    assert len(report) == 2 and "masked" not in report[0] and "masked" in report[1]
+    a = rand((100,))
+    b = np.empty(100, "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a * np.float32(2.0))
+
+
+def test_an_equality_is_left_to_llvm():
+    # one iteration singled out (as an initialisation inside its reduction loop is): no
+    # copy of the body for one trip
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: te.if_then_else(i == 5, A[i] * 2.0, A[i]), name="B")
+    lowered = tvm.lower(tir.Schedule(te.create_prim_func([A, B])).mod)["main"]
+    assert "== 5" in script(lowered)
+    assert partition_guarded_loops(lowered) is lowered
+
+
+def test_a_parallel_loop_and_a_loop_around_an_allocation_stay_whole(rand):
+    x = te.placeholder((1, 3, 20, 20), name="x")
+    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    sch = tir.Schedule(te.create_prim_func([x, pool]))
+    sch.compute_inline(sch.get_block("pad_temp"))
+    n, c, h, w, r0, r1 = sch.get_loops(sch.get_block(pool.op.name))
+    sch.parallel(h)
+    prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
+    assert _loops(prepared, "i2") == [(0, 10)]
+    # the padding computed per row into a local buffer: the row loop holds the buffer
+    sch2 = tir.Schedule(te.create_prim_func([x, pool]))
+    n, c, h, w, r0, r1 = sch2.get_loops(sch2.get_block(pool.op.name))
+    sch2.compute_at(sch2.get_block("pad_temp"), h)
+    assert any(isinstance(s, N.Allocate) for s in walk_stmts(tvm.lower(sch2.mod)["main"].body))
+    assert _loops(prepare(tvm.lower(sch2.mod)["main"], "llvm"), "i2_1") == [(0, 10)]
+    for s in (sch, sch2):
+        f = tvm.build(s.mod, target="llvm")
+        a = rand((1, 3, 20, 20))
+        out = np.empty((1, 3, 10, 10), "float32")
+        f(a, out)
+        np.testing.assert_array_equal(out, _pool_reference(a, 10))
+
+
+def test_more_than_three_pieces_stay_one_loop():
+    # a guard true only on a band in the middle and another cutting the band: 4 pieces
+    A = te.placeholder((64,), name="A")
+    B = te.compute(
+        (64,),
+        lambda i: te.if_then_else(
+            te.all(i >= 10, i < 50), te.if_then_else(i < 30, A[i], A[i] * 2.0), 0.0
+        ),
+        name="B",
+    )
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
+    assert _loops(prepared, "i") == [(0, 64)]
+    f = tvm.build(sch.mod, target="llvm")
+    a = np.arange(64, dtype="float32")
+    b = np.empty(64, "float32")
+    f(a, b)
+    want = np.where((a >= 10) & (a < 50), np.where(a < 30, a, a * 2), 0).astype("float32")
+    np.testing.assert_array_equal(b, want)
