@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
+        # the two programs, for a closer look (apply_to_schedule / ansor-lab replay)
+        row["trace1"], row["trace2"] = tuned[1][1], tuned[2][1]
     print(f"\nload: {os.getloadavg()}")
     print(
         f"{'operator':18} {'1T us':>9} {'2T us':>9} {'1T/2T':>6} {'(min-max)':>12} "
