@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from ..dsl import dtypes, expr as E
 from . import nodes as N
+from .bound_check import form_range
 from .simplify import linear_form, simplify_stmt
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
@@ -101,20 +102,12 @@ def _verdicts(cmp: E.PrimExpr, var: E.Var, ranges: dict) -> tuple | None:
     form = linear_form(E.Sub(cmp.a, cmp.b, cmp.a.dtype))
     if form is None:
         return None
-    terms, lo = form
+    terms, const = form
     k = terms.get(var, 0)
     if not k:
         return None
-    hi = lo
-    for term, coeff in terms.items():
-        if term is var:
-            continue
-        r = ranges.get(term) if isinstance(term, E.Var) else None
-        if r is None:
-            return None
-        a, b = coeff * r[0], coeff * r[1]
-        lo, hi = lo + min(a, b), hi + max(a, b)
-    return k, lo, hi, type(cmp)
+    rest = form_range(({t: c for t, c in terms.items() if t is not var}, const), ranges)
+    return None if rest is None else (k, *rest, type(cmp))
 
 
 def _verdict(rule: tuple, v: int) -> bool | None:
