@@ -47,6 +47,8 @@ _CMP = (E.LT, E.LE, E.GT, E.GE)
 
 def partition_guarded_loops(func: N.PrimFunc) -> N.PrimFunc:
     """``func`` with its guarded serial loops split where their guards are decided."""
+    if not guard_comparisons(func.body):  # one walk: most programs the tuner builds
+        return func
     part = _Partitioner()
     body = part.visit_stmt(func.body)
     if not part.changed:

@@ -103,17 +103,15 @@ def test_an_equality_is_left_to_llvm():
 
 
 def test_a_parallel_loop_and_a_loop_around_an_allocation_stay_whole(rand):
-    x = te.placeholder((1, 3, 20, 20), name="x")
-    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
-    sch = tir.Schedule(te.create_prim_func([x, pool]))
-    sch.compute_inline(sch.get_block("pad_temp"))
-    n, c, h, w, r0, r1 = sch.get_loops(sch.get_block(pool.op.name))
-    sch.parallel(h)
+    sch = _inlined_pool(20, None)
+    sch.parallel(sch.get_loops(sch.get_block("pool_max"))[2])
     prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
     assert _loops(prepared, "i2") == [(0, 10)]
     # the padding computed per row into a local buffer: the row loop holds the buffer
+    x = te.placeholder((1, 3, 20, 20), name="x")
+    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
     sch2 = tir.Schedule(te.create_prim_func([x, pool]))
-    n, c, h, w, r0, r1 = sch2.get_loops(sch2.get_block(pool.op.name))
+    _, _, h, _, _, _ = sch2.get_loops(sch2.get_block(pool.op.name))
     sch2.compute_at(sch2.get_block("pad_temp"), h)
     assert any(isinstance(s, N.Allocate) for s in walk_stmts(tvm.lower(sch2.mod)["main"].body))
     assert _loops(prepare(tvm.lower(sch2.mod)["main"], "llvm"), "i2_1") == [(0, 10)]
