@@ -116,7 +116,8 @@ def _resources(mod: Any) -> list[dict]:
 def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
     """Tune one workload, then report the best program's resources and GFLOPS."""
     func, args = WORKLOADS[name]
-    target = tvm.target.Target("cuda")
+    # on a GPU, the device's own target (its arch, SM count and limits) as the search sees it
+    target = tvm.target.target_from_device(0) if gpu else tvm.target.Target("cuda")
     task = auto_scheduler.SearchTask(func=func, args=args, target=target)
     log = os.path.join(log_dir, f"{func.__name__}.json")
     runner = (

@@ -70,6 +70,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import llvmlite
     import llvmlite.binding as llvm
 
+    from ..codegen.cuda_driver import driver
     from ..codegen.target import Target, host_cpu
     from ..runtime.cuda_support import cuda_available
 
@@ -94,9 +95,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         ("nvcc", f"{nvcc}: {_nvcc_version(nvcc)}" if nvcc else "not found"),
         (
             "cuda gpu",
-            "available (pycuda found a device)"
+            f"available ({driver().name} found a device)"
             if cuda_available()
-            else "not available (no pycuda or no GPU/driver); CPU targets work",
+            else "not available (no pycuda or cuda-python, or no GPU/driver); CPU targets work",
         ),
     ]
     width = max(len(k) for k, _ in rows)

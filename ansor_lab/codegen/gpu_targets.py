@@ -100,28 +100,24 @@ def profile(model: str = "", tag: str = "") -> GPUProfile:
 
 
 def profile_from_device(device_id: int = 0) -> GPUProfile:
-    """The profile of the GPU pycuda sees as ``device_id`` (raises TargetError without one)."""
+    """The profile of CUDA device ``device_id`` as the driver reports it (pycuda or
+    cuda-python); raises TargetError without one."""
+    from .cuda_driver import driver  # noqa: PLC0415 - optional, only with a GPU
+
     try:
-        import pycuda.driver as drv  # noqa: PLC0415 - optional, only with a GPU
-    except ImportError as exc:
+        drv = driver()
+        return profile_from_attributes(drv.device_name(device_id), drv.attributes(device_id))
+    except Exception as exc:  # no binding, no driver, no such device  # noqa: BLE001
         raise TargetError(
-            "reading a target from the device needs pycuda and an NVIDIA GPU; "
-            "use a named target such as Target('nvidia/nvidia-a100') instead"
+            f"reading a target from CUDA device {device_id} needs pycuda or cuda-python and "
+            f"an NVIDIA GPU ({exc}); use a named target such as Target('nvidia/nvidia-a100') "
+            "instead"
         ) from exc
-    try:
-        drv.init()
-        dev = drv.Device(device_id)
-        attrs = dev.get_attributes()
-    except Exception as exc:  # pycuda raises its own LogicError / RuntimeError kinds
-        raise TargetError(
-            f"no CUDA device {device_id} ({exc}); use a named target such as "
-            "Target('nvidia/nvidia-a100') instead"
-        ) from exc
-    return profile_from_attributes(dev.name(), attrs)
 
 
 def profile_from_attributes(name: str, attrs: dict) -> GPUProfile:
-    """A profile from ``pycuda.driver.Device.get_attributes()`` (keys may be enums or names)."""
+    """A profile from device attributes: pycuda's ``get_attributes()`` (enum keys) or
+    names as in ``CU_DEVICE_ATTRIBUTE_<NAME>``."""
     by_name = {str(k).rsplit(".", 1)[-1].upper(): v for k, v in attrs.items()}
 
     def get(key: str, default: int = 0) -> int:

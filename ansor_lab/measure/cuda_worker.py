@@ -100,6 +100,10 @@ def run_cuda_candidate(state: Any, msg: dict) -> dict:
         if cubin is None or arch != obj["arch"]:  # a cubin loads only on its own arch
             cubin = compile_cuda(obj["source"], arch, "auto").cubin
         executor = GPUExecutor(cubin, obj["launches"], obj["temporaries"], obj["params"])
+    except GPUKernelError as err:
+        return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": str(err),
+                "restart_worker": True}  # fmt: skip
+    try:
         arrays = [a.copy() for a in state.arrays]
         for k in state.outputs:
             arrays[k][...] = 0
@@ -120,4 +124,6 @@ def run_cuda_candidate(state: Any, msg: dict) -> dict:
             "error_msg": str(err),
             "restart_worker": True,
         }
+    finally:
+        executor.close()
     return {"error_no": 0, "costs": costs}

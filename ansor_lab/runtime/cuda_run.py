@@ -1,4 +1,4 @@
-"""Run and time a compiled CUDA program on a real GPU with pycuda (imported lazily).
+"""Run and time a compiled CUDA program on a real GPU (pycuda or cuda-python, lazily).
 
 ``GPUExecutor`` loads a cubin compiled for the device's own ``sm_XX`` into the device's
 primary context, allocates the parameters and the global temporaries of the launch plan,
@@ -13,10 +13,12 @@ isolated measurement worker is replaced after it (``measure.cuda_worker``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..codegen.cuda_driver import CUDADriverError, driver
 from ..errors import KernelRuntimeError
 
 
@@ -27,11 +29,8 @@ class GPUKernelError(KernelRuntimeError):
 
 
 def device_arch(index: int = 0) -> str:
-    """``sm_XX`` of CUDA device ``index`` (pycuda must be usable)."""
-    import pycuda.driver as drv  # noqa: PLC0415 - optional, heavy
-
-    drv.init()
-    major, minor = drv.Device(index).compute_capability()
+    """``sm_XX`` of CUDA device ``index`` (a CUDA binding must be usable)."""
+    major, minor = driver().compute_capability(index)
     return f"sm_{major}{minor}"
 
 
@@ -40,74 +39,84 @@ class GPUExecutor:
 
     ``cubin`` is compiled for the device's arch; ``launches`` and ``temporaries`` come from
     ``codegen.cuda_c.launch_plan``; ``params`` are the program's parameter names in order.
+    The driver calls go through ``codegen.cuda_driver`` (pycuda, else cuda-python).
     """
 
     def __init__(
         self, cubin: bytes, launches: Sequence, temporaries: Sequence, params: Sequence,
         index: int = 0,
     ) -> None:  # fmt: skip
-        import pycuda.driver as drv  # noqa: PLC0415 - optional, heavy
-
-        self.drv = drv
-        drv.init()
-        self.device = drv.Device(index)
-        self.context = self.device.retain_primary_context()
+        self.drv = driver()
+        self.context = self.drv.primary_context(index)
         self.params = tuple(params)
         self.temporaries = tuple(temporaries)
         self.launches = tuple(launches)
         with self._active():
-            self.module = drv.module_from_buffer(cubin)
-            self.functions = []
-            for k in self.launches:
-                fn = self.module.get_function(k.name)
-                fn.prepare("P" * len(k.args))
-                self.functions.append(fn)
+            try:
+                kernels = [(k.name, len(k.args)) for k in self.launches]
+                self.module, self.functions = self.drv.load(cubin, kernels)
+            except CUDADriverError as err:
+                raise self._error(err, "loading the cubin") from None
 
+    def close(self) -> None:
+        """Unload the module (a long tune loads one per candidate in its runner)."""
+        module, self.module = getattr(self, "module", None), None
+        if module is not None:
+            with contextlib.suppress(Exception), self._active():  # a faulted context
+                self.drv.unload(module)
+
+    def __del__(self) -> None:
+        self.close()
+
+    @contextlib.contextmanager
     def _active(self):
-        executor = self
-
-        class _Ctx:
-            def __enter__(self):
-                executor.context.push()
-
-            def __exit__(self, *exc):
-                executor.drv.Context.pop()
-
-        return _Ctx()
+        self.drv.push(self.context)
+        try:
+            yield
+        finally:
+            self.drv.pop()
 
     def _error(self, err: Exception, doing: str) -> GPUKernelError:
         return GPUKernelError(
-            f"CUDA error while {doing}: {err}. The GPU context is unusable after a kernel "
-            "fault: check the schedule on the emulator (mod.emulate(...)) to find the "
-            "out-of-bounds access or race"
+            f"CUDA error while {doing} ({self.drv.name}): {err}. The GPU context is unusable "
+            "after a kernel fault: check the schedule on the emulator (mod.emulate(...)) to "
+            "find the out-of-bounds access or race"
         )
 
-    def _upload(self, arrays: Sequence[np.ndarray]) -> dict:
+    @contextlib.contextmanager
+    def _buffers(self, arrays: Sequence[np.ndarray]):
+        """Device copies of ``arrays`` and the temporaries, freed on the way out."""
         drv = self.drv
-        buffers = {}
-        for name, a in zip(self.params, arrays):
-            buffers[name] = drv.mem_alloc(max(1, a.nbytes))
-            drv.memcpy_htod(buffers[name], np.ascontiguousarray(a))
-        for name, dtype, size in self.temporaries:
-            buffers[name] = drv.mem_alloc(max(1, size * np.dtype(dtype).itemsize))
-        return buffers
+        handles = {}
+        try:
+            for name, a in zip(self.params, arrays):
+                handles[name] = drv.alloc(a.nbytes)
+                drv.upload(handles[name], a)
+            for name, dtype, size in self.temporaries:
+                handles[name] = drv.alloc(size * np.dtype(dtype).itemsize)
+            yield handles
+        finally:
+            for h in handles.values():
+                with contextlib.suppress(CUDADriverError):  # a faulted context cannot free
+                    drv.free(h)
 
-    def _launch_all(self, buffers: dict) -> None:
+    def _launch_all(self, handles: dict) -> None:
+        drv = self.drv
         for k, fn in zip(self.launches, self.functions):
-            fn.prepared_call(k.grid, k.block, *(int(buffers[a]) for a in k.args))
+            drv.launch(fn, k.grid, k.block, [drv.pointer(handles[a]) for a in k.args])
 
     def run(self, arrays: Sequence[np.ndarray]) -> None:
         """Run the kernels once; every array is written back in place."""
         with self._active():
             try:
-                buffers = self._upload(arrays)
-                self._launch_all(buffers)
-                self.drv.Context.synchronize()
-                for name, a in zip(self.params, arrays):
-                    host = np.empty_like(a)
-                    self.drv.memcpy_dtoh(host, buffers[name])
-                    a[...] = host
-            except self.drv.Error as err:
+                with self._buffers(arrays) as handles:
+                    self._launch_all(handles)
+                    self.drv.synchronize()
+                    for name, a in zip(self.params, arrays):
+                        host = np.empty_like(a, order="C")
+                        self.drv.download(host, handles[name])
+                        a[...] = host
+            except CUDADriverError as err:
                 raise self._error(err, "running the kernels") from None
 
     def time(
@@ -120,29 +129,35 @@ class GPUExecutor:
     ) -> list[float]:
         """Seconds per run of the whole launch sequence, one value per repeat."""
         drv = self.drv
-        out = []
+        out: list[float] = []
+        events: list = []
         with self._active():
             try:
-                buffers = self._upload(arrays)
-                self._launch_all(buffers)  # warm-up
-                drv.Context.synchronize()
-                start, end = drv.Event(), drv.Event()
-                for _ in range(repeat):
-                    n = number
-                    while True:
-                        start.record()
-                        for _ in range(n):
-                            self._launch_all(buffers)
-                        end.record()
-                        end.synchronize()
-                        ms = end.time_since(start)
-                        if ms >= min_repeat_ms or n >= 1 << 24:
-                            break
-                        # aim past min_repeat_ms with one more try, as TVM does
-                        n = max(n * 2, int(n * min_repeat_ms / max(ms, 1e-3) * 1.2) + 1)
-                    out.append(ms / 1e3 / n)
-                    if on_repeat is not None:
-                        on_repeat()
-            except drv.Error as err:
+                with self._buffers(arrays) as handles:
+                    self._launch_all(handles)  # warm-up
+                    drv.synchronize()
+                    start, end = drv.event(), drv.event()
+                    events.extend((start, end))
+                    for _ in range(repeat):
+                        n = number
+                        while True:
+                            drv.record(start)
+                            for _ in range(n):
+                                self._launch_all(handles)
+                            drv.record(end)
+                            drv.wait(end)
+                            ms = drv.elapsed_ms(start, end)
+                            if ms >= min_repeat_ms or n >= 1 << 24:
+                                break
+                            # aim past min_repeat_ms with one more try, as TVM does
+                            n = max(n * 2, int(n * min_repeat_ms / max(ms, 1e-3) * 1.2) + 1)
+                        out.append(ms / 1e3 / n)
+                        if on_repeat is not None:
+                            on_repeat()
+            except CUDADriverError as err:
                 raise self._error(err, "timing the kernels") from None
+            finally:
+                for ev in events:
+                    with contextlib.suppress(CUDADriverError):
+                        drv.destroy_event(ev)
         return out

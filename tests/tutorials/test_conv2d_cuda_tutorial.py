@@ -139,3 +139,26 @@ def test_the_tutorial_shape_with_the_emulated_runner(no_gpu, fast_search, capsys
     """ResNet-50's last layer (0.23 GFLOP per candidate on the emulator)."""
     ns, outcome = run(emulated_tutorial(None, 2, 1), stop_at_error=False)
     check_emulated_run(ns, outcome, no_gpu / "conv2d.json", capsys.readouterr().out, 3)
+
+
+@pytest.mark.skipif(
+    not cuda_support.cuda_available(),
+    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
+)
+def test_as_written_on_a_gpu_it_runs_to_the_end(tmp_path, monkeypatch, fast_search, capsys):
+    """TVM's text unchanged: measured on the GPU (10 + 5 trials), checked by its own
+    np.testing against conv2d_nchw_python, the records measured, never estimated."""
+    monkeypatch.chdir(tmp_path)
+    WORKLOAD_FUNC_REGISTRY.pop("conv2d_layer", None)
+    try:
+        ns, outcome = run(TUTORIAL, stop_at_error=False)
+    finally:
+        WORKLOAD_FUNC_REGISTRY.pop("conv2d_layer", None)
+    assert {k: v for k, v in outcome.items() if v is not None} == {}
+    lines = [json.loads(line) for line in (tmp_path / "conv2d.json").read_text().splitlines()]
+    assert len(lines) == 15 and all(r["target"].startswith("cuda") for r in lines)
+    assert not any(r.get("timing") == "estimated" for r in lines)
+    good = [r for r in lines if r["error_no"] == 0]
+    assert good and all(0 < min(r["costs"]) < 0.1 for r in good)
+    out = capsys.readouterr().out
+    assert "Execution time of this operator:" in out and "// estimated" not in out
