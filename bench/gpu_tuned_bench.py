@@ -19,6 +19,7 @@ What cannot run here is printed as skipped, with the reason.
 
 from __future__ import annotations
 
+import collections
 import os
 import tempfile
 import time
@@ -139,6 +140,13 @@ def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
     tune_s = time.perf_counter() - start
     records = list(auto_scheduler.load_records(log))
     ok = sum(r.error_no == 0 for _, r in records)
+    errors = collections.Counter(r.error_kind for _, r in records if r.error_no)
+    if not ok:  # nothing to apply: say why each candidate failed, and go on
+        first = next(r.error_msg for _, r in records if r.error_no)
+        print(f"{name}: no valid candidate in {len(records)} ({dict(errors)}); first error:\n"
+              f"  {first[:1500]}")  # fmt: skip
+        return {"workload": name, "trials": len(records), "valid": 0, "errors": dict(errors),
+                "first_error": first[:4000], "tune_seconds": tune_s}  # fmt: skip
     sch, sargs = task.apply_best(log)
     mod = tvm.build(sch, sargs, target)
     ptxas = _resources(mod)
@@ -147,6 +155,7 @@ def tune_one(name: str, trials: int, gpu: bool, log_dir: str) -> dict:
         "workload": name,
         "trials": len(records),
         "valid": ok,
+        "errors": dict(errors),
         "tune_seconds": tune_s,
         "timing": "measured" if gpu else "estimated",
         "estimated_gflops": task.flop_ct / est.seconds / 1e9,
@@ -191,6 +200,8 @@ def tuned_section(trials: int = 16) -> list[dict]:
         for name in WORKLOADS:
             row = tune_one(name, trials, gpu, log_dir)
             rows.append(row)
+            if not row["valid"]:
+                continue
             print(f"{name}: {row['valid']}/{row['trials']} valid candidates in "
                   f"{row['tune_seconds']:.0f} s; best {row['estimated_gflops']:.0f} GFLOPS "
                   "estimated" + (f", {row['measured_gflops']:.0f} GFLOPS measured"
