@@ -8,6 +8,7 @@ its dict form ``{"kind": "llvm", "mcpu": ..., "num-cores": 2}`` are both accepte
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 import llvmlite.binding as llvm
 
 from ..errors import TargetError
-from .gpu_targets import profile, profile_from_device
+from .gpu_targets import GENERIC, profile, profile_from_device
 from .target_check import (
     CUDA_KEYS,
     LLVM_KEYS,
@@ -192,8 +193,39 @@ class Target:
             if self.mattr:
                 parts.append(f"-mattr={self.mattr}")
             return " ".join(parts)
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = self._cuda_text()
+            object.__setattr__(self, "_text", text)  # not a field: eq and hash ignore it
+        return text
+
+    def _cuda_text(self) -> str:
+        """The short form when it reads back as this target (a named GPU, maybe with a
+        few options), else every parameter written out (a GPU read from a device, or a
+        named one with options changed): the builder and runner processes and the
+        records rebuild the target from this text, so it must read back exactly."""
         model = f" -model={self.model}" if self.model not in ("", "generic") else ""
-        return f"cuda{model} -arch={self.arch} -max_num_threads={self.max_threads_per_block}"
+        short = f"cuda{model} -arch={self.arch} -max_num_threads={self.max_threads_per_block}"
+        try:
+            if Target(short) == self:
+                return short
+        except TargetError:  # a model no profile knows
+            pass
+        values = (
+            ("max_shared_memory_per_block", self.max_shared_memory_per_block),
+            ("thread_warp_size", self.warp_size),
+            ("max_local_memory_per_block", self.max_local_memory_per_block),
+            ("sm_count", self.sm_count),
+            ("max_shared_memory_per_sm", self.max_shared_memory_per_sm),
+            ("registers_per_sm", self.registers_per_sm),
+            ("registers_per_block", self.registers_per_block),
+            ("max_threads_per_sm", self.max_threads_per_sm),
+            ("memory_bandwidth_gbs", self.memory_bandwidth_gbs),
+            ("peak_gflops_fp32", self.peak_gflops_fp32),
+            ("l2_cache_size_bytes", self.l2_bytes),
+            *self.extra,
+        )
+        return short + "".join(f" -{k}={v}" for k, v in values)
 
     def __repr__(self) -> str:
         return f"Target({str(self)!r})"
@@ -322,7 +354,15 @@ def _cuda(opts: dict) -> dict:
     if from_device is not None:
         prof = profile_from_device(int(from_device))
     else:
-        prof = profile(str(opts.pop("model", "") or ""), tag)
+        model = str(opts.pop("model", "") or "")
+        try:
+            prof = profile(model, tag)
+        except TargetError:
+            # TVM takes any -model; here an unknown one needs the parameters written out
+            # (as str() of a target read from a device does), starting from the generic
+            if tag or "arch" not in opts:
+                raise
+            prof = dataclasses.replace(GENERIC, model=model)
     opts.pop("model", None)
     # options written explicitly override the profile of the named GPU
     arch = check_arch(opts.pop("arch", prof.arch))

@@ -106,3 +106,46 @@ def test_target_from_a_real_device():
     from ansor_lab.runtime.cuda_run import device_arch  # noqa: PLC0415
 
     assert t.arch == device_arch(0)
+
+
+def _h200_profile():
+    attrs = {
+        "COMPUTE_CAPABILITY_MAJOR": 9,
+        "COMPUTE_CAPABILITY_MINOR": 0,
+        "MULTIPROCESSOR_COUNT": 132,
+        "MAX_THREADS_PER_BLOCK": 1024,
+        "MAX_SHARED_MEMORY_PER_BLOCK": 49152,
+        "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 233472,
+        "WARP_SIZE": 32,
+        "MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+        "CLOCK_RATE": 1980000,
+        "MEMORY_CLOCK_RATE": 2619000,
+        "GLOBAL_MEMORY_BUS_WIDTH": 6144,
+        "L2_CACHE_SIZE": 60 << 20,
+    }
+    return profile_from_attributes("NVIDIA-H200", attrs)
+
+
+def test_a_target_read_from_a_device_reads_back_from_its_text(monkeypatch):
+    """Builders, runners and records rebuild a target from str(target): a GPU no profile
+    names (read from the device) must come back with every parameter."""
+    from ansor_lab.codegen import target as target_module  # noqa: PLC0415
+
+    monkeypatch.setattr(target_module, "profile_from_device", lambda i: _h200_profile())
+    t = tvm.target.target_from_device(0)
+    text = str(t)
+    assert text.startswith("cuda -model=NVIDIA-H200 -arch=sm_90 -max_num_threads=1024 ")
+    assert "-sm_count=132" in text and "-l2_cache_size_bytes=62914560" in text
+    back = Target(text)
+    assert back == t and str(back) == text
+    assert (back.sm_count, back.max_shared_memory_per_sm, back.model) == (132, 233472, t.model)
+
+
+def test_a_named_gpu_with_a_changed_option_keeps_it_in_its_text():
+    assert str(Target("nvidia/nvidia-a100")) == "cuda -model=a100 -arch=sm_80 -max_num_threads=1024"
+    t = Target("cuda -model=a100 -sm_count=20")
+    assert "-sm_count=20" in str(t) and Target(str(t)) == t
+    # an unknown model is refused unless the parameters are written out (arch at least)
+    with pytest.raises(TargetError, match="known models"):
+        Target("cuda -model=h200")
+    assert Target("cuda -model=h200 -arch=sm_90").model == "h200"
