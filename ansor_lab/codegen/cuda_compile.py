@@ -201,21 +201,24 @@ def _compile_nvrtc(source: str, arch: str, options: list) -> tuple:
     try:
         encoded = [o.encode() for o in opts]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        # NVRTC writes into the buffers it is given: they must be mutable and our own.
+        # (b" " * size is the interpreter's shared one-byte b" " when the log is empty,
+        # size 1: NVRTC's NUL then turned every b" " of the process into b"\x00".)
         size = _nvrtc_check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        log = b" " * size
+        log = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, log)
-        log_text = log.rstrip(b"\x00 ").decode(errors="replace")
+        log_text = bytes(log).rstrip(b"\x00 ").decode(errors="replace")
         if int(err) != 0:
             raise _compile_error("NVRTC", arch, log_text, source)
         size = _nvrtc_check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
-        ptx = b" " * size
+        ptx = bytearray(size)
         _nvrtc_check(nvrtc.nvrtcGetPTX(prog, ptx), "get PTX")
         size = _nvrtc_check(nvrtc.nvrtcGetCUBINSize(prog), "CUBIN size")
-        cubin = b" " * size
+        cubin = bytearray(size)
         _nvrtc_check(nvrtc.nvrtcGetCUBIN(prog, cubin), "get CUBIN")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return ptx.rstrip(b"\x00").decode(), bytes(cubin), log_text
+    return bytes(ptx).rstrip(b"\x00").decode(), bytes(cubin), log_text
 
 
 # -- nvcc ----------------------------------------------------------------------------
@@ -287,8 +290,43 @@ def compile_cuda(
         ptx, cubin, log = _compile_nvrtc(source, arch, opts)
     else:
         ptx, cubin, log = _compile_nvcc(source, arch, opts)
+    resources = parse_resource_usage(log)
+    if not resources and ptx:
+        # some NVRTC builds (13.0, seen on an H200 machine) leave ptxas' report out of the
+        # log: ask ptxas itself, where a toolkit is installed
+        resources = _ptxas_resources(ptx, arch)
     seconds = time.perf_counter() - start
-    return CompiledCUDA(ptx, cubin, parse_resource_usage(log), compiler, seconds, arch, log)
+    return CompiledCUDA(ptx, cubin, resources, compiler, seconds, arch, log)
+
+
+@functools.cache
+def ptxas_path() -> str | None:
+    """The ptxas executable (beside nvcc), or None."""
+    nvcc = nvcc_path()
+    beside = os.path.join(os.path.dirname(nvcc), "ptxas") if nvcc else ""
+    if beside and os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("ptxas")
+
+
+def _ptxas_resources(ptx: str, arch: str) -> dict:
+    """Per-kernel resources from ``ptxas -v`` on the PTX ({} without ptxas or on failure:
+    the resources are a report and a check, never a reason to fail a build)."""
+    ptxas = ptxas_path()
+    if ptxas is None:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="ansor_ptxas_") as tmp:
+        src = os.path.join(tmp, "kernel.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [ptxas, "-v", f"-arch={arch}", src, "-o", os.path.join(tmp, "kernel.cubin")]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+    if proc.returncode != 0:
+        return {}
+    return parse_resource_usage(proc.stdout + proc.stderr)
 
 
 def check_resources(compiled: CompiledCUDA, kernels: Any, target: Any) -> None:

@@ -174,3 +174,62 @@ def test_resource_check_against_the_target():
         check_resources(big, program.kernels, target)
     check_resources(CompiledCUDA("", b"", {k.name: KernelResources(k.name, 32)}),
                     program.kernels, target)  # fmt: skip
+
+
+class _QuietNVRTC:
+    """A stand-in for cuda.bindings.nvrtc whose log is empty (size 1: its NUL), as NVRTC
+    13.0 left it on an H200 machine; it refuses an output buffer it must not write."""
+
+    def __init__(self, ptx: str, cubin: bytes) -> None:
+        self.ptx, self.cubin = ptx.encode() + b"\0", cubin
+
+    @staticmethod
+    def _fill(buf, data: bytes):
+        assert isinstance(buf, bytearray), f"NVRTC would write into a {type(buf).__name__}"
+        buf[: len(data)] = data
+        return (0,)
+
+    def nvrtcCreateProgram(self, *args):
+        return (0, "prog")
+
+    def nvrtcCompileProgram(self, prog, n, opts):
+        return (0,)
+
+    def nvrtcGetProgramLogSize(self, prog):
+        return (0, 1)
+
+    def nvrtcGetProgramLog(self, prog, buf):
+        return self._fill(buf, b"\0")
+
+    def nvrtcGetPTXSize(self, prog):
+        return (0, len(self.ptx))
+
+    def nvrtcGetPTX(self, prog, buf):
+        return self._fill(buf, self.ptx)
+
+    def nvrtcGetCUBINSize(self, prog):
+        return (0, len(self.cubin))
+
+    def nvrtcGetCUBIN(self, prog, buf):
+        return self._fill(buf, self.cubin)
+
+    def nvrtcDestroyProgram(self, prog):
+        return (0,)
+
+
+@needs_nvrtc
+@needs_nvcc
+def test_an_empty_nvrtc_log_harms_nothing_and_ptxas_reports_the_resources(monkeypatch):
+    """An empty log once made the NVRTC call write its NUL into the interpreter's shared
+    b" " (every b" " of the process became b"\\x00"); now the buffers are bytearrays, and
+    the resources come from ptxas on the PTX instead."""
+    import cuda.bindings  # noqa: PLC0415
+
+    src, _ = source("matmul")
+    by_nvcc = compile_cuda(src, "sm_80", "nvcc")  # PTX of nvcc's version, which ptxas reads
+    monkeypatch.setattr(cuda.bindings, "nvrtc", _QuietNVRTC(by_nvcc.ptx, by_nvcc.cubin),
+                        raising=False)  # fmt: skip
+    out = compile_cuda(src, "sm_80", "nvrtc")
+    assert b" " == bytes([32]) and b" " == b"\x20"
+    assert out.log == "" and out.ptx == by_nvcc.ptx and out.cubin == by_nvcc.cubin
+    assert out.resources == by_nvcc.resources and out.resources["main_kernel0"].registers > 0
