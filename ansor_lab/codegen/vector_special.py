@@ -105,9 +105,18 @@ class VectorSpecial:
         a, copysign = self._fabs_sign(x, lanes)
         q = self._horner(ERF_SMALL, b.fmul(a, a, flags=_FLAGS))
         small = b.fadd(b.fmul(a, q, flags=_FLAGS), a, flags=_FLAGS)
-        mid = self._horner(ERFC_MID, b.fsub(a, k(ERFC_MID_CENTRE)))
-        tail = self._horner(ERFC_TAIL, b.fsub(a, k(ERFC_TAIL_CENTRE)))
-        erfc = b.select(b.fcmp_ordered("<", a, k(ERFC_TAIL_START)), mid, tail)
+        # one Horner pass over the lane's own interval: each coefficient (and the centre)
+        # picked per lane, the same operations as two passes and a pick, bit for bit,
+        # with blends (which the adder ports take) in place of ten multiply-adds
+        in_mid = b.fcmp_ordered("<", a, k(ERFC_TAIL_START))
+
+        def pick(mid_value: float, tail_value: float) -> ir.Value:
+            return b.select(in_mid, k(mid_value), k(tail_value))
+
+        t = b.fsub(a, pick(ERFC_MID_CENTRE, ERFC_TAIL_CENTRE))
+        erfc = pick(ERFC_MID[0], ERFC_TAIL[0])
+        for cm, ct in zip(ERFC_MID[1:], ERFC_TAIL[1:]):
+            erfc = b.fadd(b.fmul(erfc, t, flags=_FLAGS), pick(cm, ct), flags=_FLAGS)
         y = b.select(b.fcmp_ordered("<", a, k(ERF_SMALL_END)), small, b.fsub(k(1.0), erfc))
         y = b.select(b.fcmp_ordered(">=", a, k(ERF_ONE)), k(1.0), y)
         y = b.call(copysign, [y, x])
