@@ -11,7 +11,8 @@ every lane at once, in float32 with fused multiply-adds (``contract``), branch-f
   an ulp); for ``0.921875 <= |x| < 2`` and ``2 <= |x| < 3.92`` ``erf(x) = 1 - erfc(|x|)``
   with ``erfc`` a degree-10 polynomial in ``|x| - c`` around each interval's centre
   (``|x| - c`` is exact by Sterbenz's lemma, and ``erfc`` is small, so its error is far
-  below an ulp of the result); past 3.92 float32's erf is 1. The sign is copied back,
+  below an ulp of the result; one Horner pass serves both intervals, each lane's
+  coefficients picked by ``select``); past 3.92 float32's erf is 1. The sign is copied back,
   NaN stays NaN, ``erf(+-inf) = +-1``, ``erf(-0) = -0``. The coefficients are least-
   squares fits on Chebyshev nodes against ``math.erf``/``math.erfc`` (float64), rounded
   to float32.
