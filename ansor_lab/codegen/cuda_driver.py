@@ -11,7 +11,9 @@ returns the first of the two that imports and starts the driver, behind one inte
 - ``load(cubin, [(kernel name, number of pointer args)])`` -> (module, functions);
 - ``alloc(nbytes)`` -> handle, ``pointer(handle)``, ``free(handle)``, ``upload(handle,
   array)``, ``download(array, handle)``;
-- ``launch(fn, grid, block, pointers)``, ``synchronize()``;
+- ``pack(pointers)`` -> a kernel's arguments, made once per set of buffers (a timing
+  loop launches thousands of times), ``launch(fn, grid, block, packed)``,
+  ``synchronize()``;
 - ``event()``, ``record(ev)``, ``wait(ev)``, ``elapsed_ms(start, end)``,
   ``destroy_event(ev)``; ``unload(module)``.
 
@@ -104,8 +106,11 @@ class PyCUDADriver:
     def download(self, array: np.ndarray, handle) -> None:
         self._call(self.drv.memcpy_dtoh, array, handle)
 
-    def launch(self, fn, grid, block, pointers: Sequence[int]) -> None:
-        self._call(fn.prepared_call, tuple(grid), tuple(block), *pointers)
+    def pack(self, pointers: Sequence[int]) -> tuple:
+        return tuple(pointers)
+
+    def launch(self, fn, grid, block, packed: tuple) -> None:
+        self._call(fn.prepared_call, tuple(grid), tuple(block), *packed)
 
     def synchronize(self) -> None:
         self._call(self.drv.Context.synchronize)
@@ -216,15 +221,18 @@ class CudaPythonDriver:
             raise CUDADriverError("download needs a C-contiguous host array")
         self._call(self.cu.cuMemcpyDtoH, array.ctypes.data, handle, array.nbytes)
 
-    def launch(self, fn, grid, block, pointers: Sequence[int]) -> None:
-        # kernelParams: an array of pointers, each to one argument's value (a device pointer)
+    def pack(self, pointers: Sequence[int]) -> tuple:
+        """kernelParams: an array of pointers, each to one argument's value (a device
+        pointer); the ctypes arrays travel with the address so they stay alive."""
         n, width = len(pointers), ctypes.sizeof(ctypes.c_void_p)
         values = (ctypes.c_void_p * n)(*pointers)
         slots = (ctypes.c_void_p * n)(*(ctypes.addressof(values) + i * width for i in range(n)))
+        return (ctypes.addressof(slots), values, slots)
+
+    def launch(self, fn, grid, block, packed: tuple) -> None:
         gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
         bx, by, bz = (tuple(block) + (1, 1, 1))[:3]
-        params = ctypes.addressof(slots)
-        self._call(self.cu.cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, 0, 0, params, 0)
+        self._call(self.cu.cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, 0, 0, packed[0], 0)
 
     def synchronize(self) -> None:
         self._call(self.cu.cuCtxSynchronize)

@@ -100,17 +100,22 @@ class GPUExecutor:
                 with contextlib.suppress(CUDADriverError):  # a faulted context cannot free
                     drv.free(h)
 
-    def _launch_all(self, handles: dict) -> None:
+    def _packed(self, handles: dict) -> list:
+        """Each launch's arguments, packed once for the buffers of one run or timing."""
         drv = self.drv
-        for k, fn in zip(self.launches, self.functions):
-            drv.launch(fn, k.grid, k.block, [drv.pointer(handles[a]) for a in k.args])
+        return [drv.pack([drv.pointer(handles[a]) for a in k.args]) for k in self.launches]
+
+    def _launch_all(self, packed: list) -> None:
+        launch = self.drv.launch
+        for k, fn, args in zip(self.launches, self.functions, packed):
+            launch(fn, k.grid, k.block, args)
 
     def run(self, arrays: Sequence[np.ndarray]) -> None:
         """Run the kernels once; every array is written back in place."""
         with self._active():
             try:
                 with self._buffers(arrays) as handles:
-                    self._launch_all(handles)
+                    self._launch_all(self._packed(handles))
                     self.drv.synchronize()
                     for name, a in zip(self.params, arrays):
                         host = np.empty_like(a, order="C")
@@ -134,7 +139,8 @@ class GPUExecutor:
         with self._active():
             try:
                 with self._buffers(arrays) as handles:
-                    self._launch_all(handles)  # warm-up
+                    packed = self._packed(handles)
+                    self._launch_all(packed)  # warm-up
                     drv.synchronize()
                     start, end = drv.event(), drv.event()
                     events.extend((start, end))
@@ -143,7 +149,7 @@ class GPUExecutor:
                         while True:
                             drv.record(start)
                             for _ in range(n):
-                                self._launch_all(handles)
+                                self._launch_all(packed)
                             drv.record(end)
                             drv.wait(end)
                             ms = drv.elapsed_ms(start, end)

@@ -103,6 +103,27 @@ def fake_bindings(memory: dict, log: list):
     def cuModuleUnload(module):
         return (ok,)
 
+    events: dict = {}
+
+    def cuEventCreate(flags):
+        events[len(events)] = 0.0
+        return (ok, len(events) - 1)
+
+    def cuEventRecord(ev, stream):
+        # a fake clock: 0.5 ms per launch since the last record
+        events[ev] = sum(1 for e in log if isinstance(e, tuple)) * 0.5
+        return (ok,)
+
+    def cuEventSynchronize(ev):
+        return (ok,)
+
+    def cuEventElapsedTime(start, end):
+        return (ok, events[end] - events[start])
+
+    def cuEventDestroy(ev):
+        del events[ev]
+        return (ok,)
+
     return types.SimpleNamespace(
         CUresult=CUresult,
         CUdevice_attribute=CUattr,
@@ -111,7 +132,8 @@ def fake_bindings(memory: dict, log: list):
             for f in (
                 cuInit, cuDeviceGet, cuDeviceGetAttribute, cuDeviceGetName, cuMemAlloc,
                 cuMemcpyHtoD, cuMemcpyDtoH, cuMemFree, cuLaunchKernel, cuGetErrorString,
-                cuModuleLoadData, cuModuleGetFunction, cuModuleUnload,
+                cuModuleLoadData, cuModuleGetFunction, cuModuleUnload, cuEventCreate,
+                cuEventRecord, cuEventSynchronize, cuEventElapsedTime, cuEventDestroy,
             )
         },
     )  # fmt: skip
@@ -153,7 +175,7 @@ def test_memory_round_trip(fake):
 def test_launch_passes_each_pointer_by_address(fake):
     drv, _, log = fake
     _, (fn,) = drv.load(b"\x7fELF....", [("main_kernel0", 2)])
-    drv.launch(fn, (7, 2), (64,), [0xDEAD000, 0xBEEF000])
+    drv.launch(fn, (7, 2), (64,), drv.pack([0xDEAD000, 0xBEEF000]))
     (launch,) = [e for e in log if isinstance(e, tuple)]
     assert launch == ("launch", "main_kernel0", (7, 2, 1), (64, 1, 1), 0, [0xDEAD000, 0xBEEF000], 0)
 
@@ -163,7 +185,7 @@ def test_a_failed_call_carries_the_drivers_message(fake):
     bad = {"name": "faulty", "nargs": 2}
     with pytest.raises(CUDADriverError, match="cuLaunchKernel failed: "
                        "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"):  # fmt: skip
-        drv.launch(bad, (1,), (1,), [0, 0])
+        drv.launch(bad, (1,), (1,), drv.pack([0, 0]))
     with pytest.raises(CUDADriverError, match="cuDeviceGet failed: CUDA_ERROR_INVALID_VALUE"):
         drv.compute_capability(3)
 
@@ -210,3 +232,28 @@ def test_without_a_gpu_each_binding_says_why():
     assert "no CUDA binding starts a driver" in cuda_support.cuda_unavailable_reason()
     with pytest.raises(TargetError, match="needs pycuda or cuda-python and an NVIDIA GPU"):
         tvm.target.target_from_device(0)
+
+
+def test_the_executor_times_launches_with_events(fake, monkeypatch):
+    """time(): one warm-up, then ``number`` launches per repeat between two events, raised
+    until a repeat lasts ``min_repeat_ms``; the arguments packed once; events freed."""
+    from ansor_lab.runtime import cuda_run  # noqa: PLC0415
+
+    drv, memory, log = fake
+    drv.primary_context = lambda index: "ctx"
+    drv.push = drv.pop = drv.synchronize = lambda *a: None
+    packs = []
+    pack = drv.pack
+    drv.pack = lambda pointers: packs.append(pointers) or pack(pointers)
+    monkeypatch.setattr(cuda_run, "driver", lambda: drv)
+    launch = types.SimpleNamespace(name="k0", grid=(4, 1, 1), block=(32, 1, 1), args=("A", "B"))
+    ex = cuda_run.GPUExecutor(b"\x7fELF", [launch], [], ["A", "B"])
+    a, b = np.zeros(4, "float32"), np.zeros(4, "float32")
+    costs = ex.time([a, b], number=3, repeat=2)
+    assert costs == [0.5e-3, 0.5e-3]  # 1.5 ms over 3 launches, in seconds per launch
+    assert len([e for e in log if isinstance(e, tuple)]) == 1 + 2 * 3 and len(packs) == 1
+    log.clear()
+    # 0.5 ms a launch, at least 4 ms a repeat: 2 launches, then 2 * 4 / 1 * 1.2 + 1 = 10
+    assert ex.time([a, b], number=2, repeat=1, min_repeat_ms=4) == [0.5e-3]
+    assert len([e for e in log if isinstance(e, tuple)]) == 1 + 2 + 10
+    assert memory == {} and "cuEventDestroy" in log
