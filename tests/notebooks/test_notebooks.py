@@ -39,13 +39,25 @@ def execute(nb: nbformat.NotebookNode, kernel: str, cwd: Path) -> nbformat.Noteb
 
 
 def text_of(nb: nbformat.NotebookNode) -> str:
-    """All stream and plain-text outputs of the executed notebook, in order."""
+    """All stream and plain-text outputs of the executed notebook, in order.
+
+    Consecutive pieces of one stream in a cell are joined as a terminal shows them: the
+    kernel may flush one print in two messages ("... identical:" then " True", seen on
+    a loaded machine), and a newline between them would break a line the checks read.
+    """
     parts = []
     for cell in nb.cells:
+        last_stream = None
         for out in cell.get("outputs", []):
             if out.output_type == "stream":
-                parts.append(out.text)
-            elif "data" in out and "text/plain" in out.data:
+                if last_stream == out.name:
+                    parts[-1] += out.text
+                else:
+                    parts.append(out.text)
+                last_stream = out.name
+                continue
+            last_stream = None
+            if "data" in out and "text/plain" in out.data:
                 parts.append(out.data["text/plain"])
     return "\n".join(parts)
 
