@@ -354,7 +354,8 @@ def _cuda(opts: dict) -> dict:
     if from_device is not None:
         prof = profile_from_device(int(from_device))
     else:
-        model = str(opts.pop("model", "") or "")
+        # one word, so that the target's text (-model=...) reads back
+        model = "-".join(str(opts.pop("model", "") or "").split())
         try:
             prof = profile(model, tag)
         except TargetError:

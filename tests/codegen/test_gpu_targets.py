@@ -149,3 +149,5 @@ def test_a_named_gpu_with_a_changed_option_keeps_it_in_its_text():
     with pytest.raises(TargetError, match="known models"):
         Target("cuda -model=h200")
     assert Target("cuda -model=h200 -arch=sm_90").model == "h200"
+    spaced = Target({"kind": "cuda", "model": "NVIDIA  H200 ", "arch": "sm_90"})
+    assert spaced.model == "NVIDIA-H200" and Target(str(spaced)) == spaced
