@@ -12,8 +12,17 @@ mode), in every worker under ``-n`` too.
 
 from __future__ import annotations
 
+import pytest
+
 from ansor_lab import auto_scheduler, te
 from ansor_lab.dsl.tensor import Tensor
+from ansor_lab.runtime import cuda_support
+
+#: skips a test (or, as ``pytestmark``, a module) where no CUDA binding sees a GPU
+needs_gpu = pytest.mark.skipif(
+    not cuda_support.cuda_available(),
+    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
+)
 
 #: Search tasks target one core: parallel loops add only thread wake-ups to a test.
 TARGET = "llvm -num-cores=1"

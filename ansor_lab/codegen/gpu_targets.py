@@ -106,9 +106,7 @@ def profile_from_device(device_id: int = 0) -> GPUProfile:
 
     try:
         drv = driver()
-        # the name as one word ("NVIDIA-H200"): the target's text holds it as -model=
-        name = "-".join(drv.device_name(device_id).split())
-        return profile_from_attributes(name, drv.attributes(device_id))
+        return profile_from_attributes(drv.device_name(device_id), drv.attributes(device_id))
     except Exception as exc:  # no binding, no driver, no such device  # noqa: BLE001
         raise TargetError(
             f"reading a target from CUDA device {device_id} needs pycuda or cuda-python and "

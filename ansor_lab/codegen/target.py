@@ -354,8 +354,7 @@ def _cuda(opts: dict) -> dict:
     if from_device is not None:
         prof = profile_from_device(int(from_device))
     else:
-        # one word, so that the target's text (-model=...) reads back
-        model = "-".join(str(opts.pop("model", "") or "").split())
+        model = str(opts.pop("model", "") or "")
         try:
             prof = profile(model, tag)
         except TargetError:
@@ -404,7 +403,9 @@ def _cuda(opts: dict) -> dict:
         max_shared_memory_per_block=int_option("max_shared_memory_per_block", shared, 1, 1 << 24),
         warp_size=int_option("thread_warp_size", warp, 1, 128),
         max_local_memory_per_block=int_option("max_local_memory_per_block", local, 1, 2**31 - 1),
-        model=prof.model,
+        # one word ("NVIDIA H200" read from a device -> "NVIDIA-H200"), so that the
+        # target's text (-model=...) reads back
+        model="-".join(prof.model.split()),
         sm_count=num("sm_count", prof.sm_count),
         max_shared_memory_per_sm=num("max_shared_memory_per_sm", prof.max_shared_memory_per_sm),
         registers_per_sm=num("registers_per_sm", prof.registers_per_sm),

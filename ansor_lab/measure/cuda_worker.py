@@ -83,6 +83,7 @@ def _compare(got: np.ndarray, want: np.ndarray) -> bool:
 def run_cuda_candidate(state: Any, msg: dict) -> dict:
     """Check and time one CUDA build on the GPU (runs in the runner process)."""
     from ..codegen.cuda_compile import compile_cuda  # noqa: PLC0415
+    from ..codegen.cuda_driver import CUDADriverError  # noqa: PLC0415
     from ..runtime.cuda_run import GPUExecutor, GPUKernelError, device_arch  # noqa: PLC0415
     from ..runtime.cuda_support import cuda_unavailable_reason  # noqa: PLC0415
 
@@ -100,7 +101,7 @@ def run_cuda_candidate(state: Any, msg: dict) -> dict:
         if cubin is None or arch != obj["arch"]:  # a cubin loads only on its own arch
             cubin = compile_cuda(obj["source"], arch, "auto").cubin
         executor = GPUExecutor(cubin, obj["launches"], obj["temporaries"], obj["params"])
-    except GPUKernelError as err:
+    except (GPUKernelError, CUDADriverError) as err:  # a dead context: a fresh process
         return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": str(err),
                 "restart_worker": True}  # fmt: skip
     try:

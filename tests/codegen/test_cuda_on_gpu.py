@@ -8,14 +8,11 @@ import numpy as np
 import pytest
 from cuda_workloads import ALL_WORKLOADS
 from test_cuda_c import built, inputs_for
+from workloads import needs_gpu
 
 from ansor_lab.dsl.reference import reference_outputs
-from ansor_lab.runtime import cuda_support
 
-pytestmark = pytest.mark.skipif(
-    not cuda_support.cuda_available(),
-    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
-)
+pytestmark = needs_gpu
 
 
 @pytest.mark.parametrize("name", sorted(ALL_WORKLOADS))

@@ -123,7 +123,7 @@ def _h200_profile():
         "GLOBAL_MEMORY_BUS_WIDTH": 6144,
         "L2_CACHE_SIZE": 60 << 20,
     }
-    return profile_from_attributes("NVIDIA-H200", attrs)
+    return profile_from_attributes("NVIDIA H200", attrs)
 
 
 def test_a_target_read_from_a_device_reads_back_from_its_text(monkeypatch):

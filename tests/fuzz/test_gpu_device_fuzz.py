@@ -9,14 +9,11 @@ from fuzz_workloads import compare
 from hypothesis import HealthCheck, event, given, note, settings, strategies as st
 from schedule_gen import HypothesisChooser
 from test_gpu_emulator_fuzz import GPU_NAMES, _arrays, _lowered
+from workloads import needs_gpu
 
 import ansor_lab as tvm
-from ansor_lab.runtime import cuda_support
 
-pytestmark = pytest.mark.skipif(
-    not cuda_support.cuda_available(),
-    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
-)
+pytestmark = needs_gpu
 
 
 def _run_on_gpu(data) -> None:

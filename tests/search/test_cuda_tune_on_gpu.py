@@ -6,17 +6,12 @@ what tunes there: test_emulated_runner.py)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from workloads import fast_options, make_task, matmul
+from workloads import fast_options, make_task, matmul, needs_gpu
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler
-from ansor_lab.runtime import cuda_support
 
-pytestmark = pytest.mark.skipif(
-    not cuda_support.cuda_available(),
-    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
-)
+pytestmark = needs_gpu
 
 
 def test_tune_a_matmul_on_the_gpu(tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from workloads import FAST_PARAMS
+from workloads import FAST_PARAMS, needs_gpu
 
 from ansor_lab.auto_scheduler import WORKLOAD_FUNC_REGISTRY
 from ansor_lab.errors import GPUUnavailableError
@@ -141,10 +141,7 @@ def test_the_tutorial_shape_with_the_emulated_runner(no_gpu, fast_search, capsys
     check_emulated_run(ns, outcome, no_gpu / "conv2d.json", capsys.readouterr().out, 3)
 
 
-@pytest.mark.skipif(
-    not cuda_support.cuda_available(),
-    reason=f"no usable CUDA GPU here ({cuda_support.cuda_unavailable_reason()})",
-)
+@needs_gpu
 def test_as_written_on_a_gpu_it_runs_to_the_end(tmp_path, monkeypatch, fast_search, capsys):
     """TVM's text unchanged: measured on the GPU (10 + 5 trials), checked by its own
     np.testing against conv2d_nchw_python, the records measured, never estimated."""
