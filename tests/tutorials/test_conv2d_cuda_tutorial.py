@@ -156,6 +156,10 @@ def test_as_written_on_a_gpu_it_runs_to_the_end(tmp_path, monkeypatch, fast_sear
     assert len(lines) == 15 and all(r["target"].startswith("cuda") for r in lines)
     assert not any(r.get("timing") == "estimated" for r in lines)
     good = [r for r in lines if r["error_no"] == 0]
-    assert good and all(0 < min(r["costs"]) < 0.1 for r in good)
+    costs = sorted(min(r["costs"]) for r in good)
+    # 0.23 GFLOP per run: no GPU does it under 1 us (230 PFLOPS), so a smaller cost is a
+    # mislabelled total or count; the best of 15 runs under 10 ms (23 GFLOPS). A random
+    # candidate may be slow (one block of a few threads), so only the best is bounded above.
+    assert good and 1e-6 < costs[0] < 0.01 and costs[-1] < 60, costs
     out = capsys.readouterr().out
     assert "Execution time of this operator:" in out and "// estimated" not in out
