@@ -19,13 +19,11 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from bench_bandwidth import numpy_sum_gbs  # noqa: E402
-from bench_ops import inputs_for, time_ours, tune  # noqa: E402
+from bench_ops import inputs_for, output_for, time_ours, tune  # noqa: E402
 from ops_defs import BY_NAME  # noqa: E402
 
 import ansor_lab as tvm  # noqa: E402
@@ -39,7 +37,7 @@ def build_best(task, trace: dict, threads: int):
     Trace.from_json(trace).apply_to_schedule(sch)
     f = tvm.build(sch, list(task.args), target=task.target, num_threads=threads)
     ins = inputs_for(task.args)
-    return f, ins, np.zeros(tuple(int(d) for d in task.args[-1].shape), "float32")
+    return f, ins, output_for(task.args)
 
 
 def sch_text(task, trace: dict) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_ops import inputs_for, load_torch  # noqa: E402
+from bench_ops import inputs_for, load_torch, output_for  # noqa: E402
 from ops_defs import BY_NAME  # noqa: E402
 
 import ansor_lab as tvm  # noqa: E402 - after the bench directory is importable
@@ -82,7 +82,7 @@ def build(op, run: dict):
     Trace.from_json(run["trace"]).apply_to_schedule(sch)
     f = tvm.build(sch, list(task.args), target=task.target, num_threads=1)
     ins = inputs_for(task.args)
-    out = np.zeros(tuple(int(d) for d in task.args[-1].shape), "float32")
+    out = output_for(task.args)
     f(*ins, out)
     want = op.numpy_fn(*[a.astype("float64") for a in ins])
     err = float(np.max(np.abs(out - want)) / max(1.0, float(np.max(np.abs(want)))))

@@ -32,8 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import numpy as np  # noqa: E402
-from bench_ops import inputs_for, time_ours, tune  # noqa: E402
+from bench_ops import inputs_for, output_for, time_ours, tune  # noqa: E402
 from ops_defs import BY_NAME  # noqa: E402
 
 import ansor_lab as tvm  # noqa: E402
@@ -46,7 +45,7 @@ def cpu_seconds(task, trace: dict, threads: int, min_s: float = 0.05) -> float:
     Trace.from_json(trace).apply_to_schedule(sch)
     f = tvm.build(sch, list(task.args), target=task.target, num_threads=threads)
     ins = inputs_for(task.args)
-    out = np.zeros(tuple(int(d) for d in task.args[-1].shape), "float32")
+    out = output_for(task.args)
     f(*ins, out)
     t0 = time.perf_counter()
     f(*ins, out)
