@@ -11,12 +11,14 @@ built functions of a symbolic DAG specialize on demand (``schedule.symbolic_sche
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import DSLError
 from . import expr as E
 from .tensor import ComputeOp, PlaceholderOp, Tensor, _check_free_vars
+from .tuple_reduce import TupleGroup, op_combiner
 
 #: the value every shape variable takes in the probe specialization (what a schedule of a
 #: symbolic DAG is checked against and what ``lower`` prints)
@@ -205,6 +207,8 @@ class Specialization:
         if isinstance(op, SymbolicPlaceholderOp):
             shape = tuple(self._positive(d, op.name) for d in op.shape)
             return PlaceholderOp(op.name, shape, op.dtype, op.tag, dict(op.attrs)).output(0)
+        if op_combiner(op) is not None:
+            return self._tuple_group(t)
         axis = tuple(self._iter(iv) for iv in op.axis)
         for iv in axis:
             if int(iv.dom.extent) <= 0:
@@ -214,6 +218,28 @@ class Specialization:
         _check_free_vars(op.name, body, axis, reduce_axes)
         new = ComputeOp(op.name, axis, reduce_axes, (body,), op.tag, dict(op.attrs))
         return new.output(0)
+
+    def _tuple_group(self, t: Tensor) -> Tensor:
+        """``t`` of a tuple reduction: every output of its group specialized at once, as
+        one new group (the primary's loops write all of them)."""
+        group = TupleGroup()
+        new_ops = []
+        for op in op_combiner(t.op).group.ops:
+            axis = tuple(self._iter(iv) for iv in op.axis)
+            body = self._rewrite(op.body[0])
+            body = E.Reduce(
+                dataclasses.replace(body.combiner, group=group),
+                body.source,
+                body.axis,
+                body.condition,
+                body.dtype,
+            )
+            _check_free_vars(op.name, body, axis, body.axis)
+            new = ComputeOp(op.name, axis, body.axis, (body,), op.tag, dict(op.attrs))
+            self._tensors[id(op.output(0))] = new.output(0)
+            new_ops.append(new)
+        group.ops[:] = new_ops
+        return self._tensors[id(t)]
 
     def _positive(self, d: object, name: str) -> int:
         value = self.dim(d)

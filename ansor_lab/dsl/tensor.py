@@ -432,7 +432,15 @@ def _multi_output(dims, fcompute, names, name, tag, attrs, count) -> list:
 
         element.__signature__ = _signature_of(names)  # type: ignore[attr-defined]
         out.append(compute(dims, element, name if k == 0 else f"{name}_v{k}", tag, attrs))
+    for t in out:  # create_schedule(B0.op) computes every output, as TVM's one op does
+        t.op._siblings = tuple(x.op for x in out)
     return out
+
+
+def multi_output_siblings(op: Operation) -> tuple:
+    """The ops of the multi-output ``te.compute`` that made ``op`` (``B`` and ``B_v1``
+    of ``B0, B1 = te.compute(shape, lambda i: (a, b))``), else ``(op,)``."""
+    return getattr(op, "_siblings", (op,))
 
 
 def _signature_of(names: list) -> inspect.Signature:

@@ -195,12 +195,16 @@ def tuple_compute(dims: tuple, axis: tuple, bodies: tuple, name: str, tag: str, 
             f"compute {name!r}: return the whole tuple of one tuple reducer, in order "
             "(T0, T1 = te.compute(shape, lambda i: argmax((a, b), axis=k)))"
         )
-    if any(not isinstance(d, int) for d in dims):
-        raise DSLError(
-            f"compute {name!r}: a reducer made by te.comm_reducer that is not a sum, max or "
-            "min (a product, an argmax) needs static shapes; give the shape numbers "
-            "(n = 128 instead of te.var('n'))"
-        )
+    from . import symbolic  # noqa: PLC0415 - symbolic builds on tensor, which imports this
+
+    if any(symbolic.needs_symbolic(dims, b) for b in bodies):
+        # recipes, specialized together per shape (symbolic.Specialization.tuple_group)
+        outs = [
+            symbolic.symbolic_compute(dims, b, axis, name if k == 0 else f"{name}_v{k}", tag, attrs)
+            for k, b in enumerate(bodies)
+        ]
+        group.ops[:] = [t.op for t in outs]
+        return outs
     ops = []
     for k, body in enumerate(bodies):
         _check_free_vars(name, body.source, axis, body.axis)

@@ -126,6 +126,17 @@ class SymbolicModule:
     def __call__(self, *args: object) -> None:
         self.specialized(args)(*args)
 
+    def emulate(self, *arrays: object, check: bool = True) -> None:
+        """A CUDA build run on the GPU emulator, specialized to these arrays' shapes
+        (``CUDAModule.emulate``); outputs are written in place."""
+        mod = self.specialized(arrays)
+        if not hasattr(mod, "emulate"):
+            raise RuntimeArgumentError(
+                "emulate runs a CUDA build on the GPU emulator; this function was built for "
+                "the CPU: call it directly, f(a, b)"
+            )
+        mod.emulate(*arrays, check=check)
+
     def __getitem__(self, name: str) -> SymbolicModule:
         return self.get_function(name)
 

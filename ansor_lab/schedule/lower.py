@@ -352,6 +352,15 @@ def lower_state(
             raise LoweringError(f"tensor {t.name!r} appears twice in args")
         seen.add(id(t))
     args = [state.tensor(t) for t in args]  # the user's tensors -> the state's (renamed)
+    for t in args:  # stages are named by their ops (a cache_write keeps the name)
+        if isinstance(t.op, ComputeOp) and t.op.name not in state.stages:
+            # it would be a parameter nothing writes: its array would come back untouched
+            raise LoweringError(
+                f"argument {t.name!r} is a te.compute this schedule does not compute (it is "
+                "not an output of te.create_schedule, nor read by one): create the schedule "
+                f"with it, te.create_schedule([..., {t.name}.op]), or pass a te.placeholder "
+                "for an input"
+            )
     func = _Lowerer(state, list(args), name).run()
     if simplify:
         func = func.with_body(simplify_stmt(func.body))

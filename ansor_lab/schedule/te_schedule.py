@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..dsl import expr as E
-from ..dsl.tensor import Operation, Tensor
+from ..dsl.tensor import Operation, Tensor, multi_output_siblings
 from ..errors import ScheduleError
 from .cross_thread import thread_reduce_leaves
 from .state import State, derive_extents
@@ -31,17 +31,20 @@ from .trace import LoopRV, Trace
 
 
 def _tensors(ops: object) -> list[Tensor]:
+    """The output tensors of ``ops``; every output of a multi-output compute (TVM's
+    ``B0.op`` is one op computing ``B0`` and ``B1``; here they are sibling ops)."""
     items = ops if isinstance(ops, (list, tuple)) else [ops]
-    out = []
+    out: list[Tensor] = []
     for x in items:
         if isinstance(x, Tensor):
-            out.append(x)
-        elif isinstance(x, Operation):
-            out.append(x.output(0))
-        else:
+            x = x.op
+        if not isinstance(x, Operation):
             raise ScheduleError(
                 f"create_schedule takes operations (C.op) or a list of them, got {x!r}"
             )
+        for op in multi_output_siblings(x):
+            if all(t.op is not op for t in out):
+                out.append(op.output(0))
     return out
 
 

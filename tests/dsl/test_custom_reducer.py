@@ -8,7 +8,6 @@ import pytest
 
 import ansor_lab as tvm
 from ansor_lab import te
-from ansor_lab.errors import DSLError
 
 
 def _product_of_rows(n: int, m: int, dtype: str = "float32"):
@@ -50,10 +49,52 @@ def test_a_product_prints_as_a_block_with_its_init_and_builds_from_the_text():
     np.testing.assert_allclose(b, np.prod(a, axis=1), rtol=1e-5)
 
 
-def test_a_product_over_symbolic_shapes_says_to_give_numbers():
+def test_a_product_over_symbolic_shapes_runs_at_every_shape_called():
+    """TVM's reduction tutorial writes it over n = te.var("n"): each call specializes."""
     n, m = te.var("n"), te.var("m")
-    product = te.comm_reducer(lambda x, y: x * y, lambda t: tvm.tir.const(1, dtype=t), "product")
-    A = te.placeholder((n, m), name="A")
-    k = te.reduce_axis((0, m), name="k")
-    with pytest.raises(DSLError, match="needs static shapes.*n = 128"):
-        te.compute((n,), lambda i: product(A[i, k], axis=k), name="B")
+    A, B = _product_of_rows(n, m)
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(B.op.reduce_axis[0], factor=4)
+    s[B].parallel(B.op.axis[0])
+    assert "n = T.int32()" in str(tvm.lower(s, [A, B], simple_mode=True))
+    f = tvm.build(s, [A, B])
+    rng = np.random.default_rng(1)
+    for shape in [(5, 7), (1, 1), (12, 8), (3, 13)]:
+        a = (rng.random(shape) + 0.5).astype("float32")
+        b = np.zeros(shape[0], "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, np.prod(a, axis=1), rtol=1e-5)
+    assert sorted(f.specializations) == [(1, 1), (3, 13), (5, 7), (12, 8)]
+
+
+def _argmax():
+    def fcombine(x, y):
+        keep = x[1] >= y[1]
+        return tvm.tir.Select(keep, x[0], y[0]), tvm.tir.Select(keep, x[1], y[1])
+
+    def fidentity(t0, t1):
+        return tvm.tir.const(-1, t0), tvm.te.min_value(t1)
+
+    return te.comm_reducer(fcombine, fidentity, name="argmax")
+
+
+def test_an_argmax_over_symbolic_shapes_writes_both_outputs_at_every_shape():
+    """TVM's tuple-inputs tutorial: both outputs of the tuple reduction are specialized
+    together (one loop nest writes both), at each shape called."""
+    m, n = te.var("m"), te.var("n")
+    idx = te.placeholder((m, n), name="idx", dtype="int32")
+    val = te.placeholder((m, n), name="val", dtype="int32")
+    k = te.reduce_axis((0, n), "k")
+    T0, T1 = te.compute((m,), lambda i: _argmax()((idx[i, k], val[i, k]), axis=k), name="T")
+    s = te.create_schedule(T0.op)
+    io, _ = s[T0].split(T0.op.axis[0], factor=4)
+    s[T0].parallel(io)
+    f = tvm.build(s, [idx, val, T0, T1])
+    rng = np.random.default_rng(2)
+    for rows, cols in [(5, 7), (1, 1), (9, 33)]:
+        iv = np.tile(np.arange(cols, dtype="int32"), (rows, 1))
+        vv = rng.integers(-5, 5, size=(rows, cols)).astype("int32")  # ties: the first wins
+        t0, t1 = np.full(rows, 7, "int32"), np.full(rows, 7, "int32")
+        f(iv, vv, t0, t1)
+        np.testing.assert_array_equal(t1, vv.max(axis=1))
+        np.testing.assert_array_equal(t0, vv.argmax(axis=1))

@@ -8,7 +8,7 @@ import pytest
 import ansor_lab as tvm
 from ansor_lab import te
 from ansor_lab.dsl.reference import evaluate
-from ansor_lab.errors import DSLError, DTypeError
+from ansor_lab.errors import DSLError, DTypeError, LoweringError
 
 
 @pytest.fixture
@@ -174,6 +174,36 @@ def test_multi_output_compute_gives_one_tensor_per_element(A):
         te.compute((4,), lambda i: (), name="E")
     with pytest.raises(DSLError, match=r"compute 'C': the lambda returned tensor 'A'; index it"):
         te.compute((4,), lambda i: A, name="C")
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_a_schedule_of_the_first_output_computes_every_output(symbolic):
+    """TVM's tuple-inputs tutorial: ``create_schedule(B0.op)`` then ``build(s, [A0, A1, B0,
+    B1])``. B0.op is TVM's one op computing both; B1 came back untouched before."""
+    m, n = (te.var("m"), te.var("n")) if symbolic else (3, 5)
+    A0, A1 = te.placeholder((m, n), name="A0"), te.placeholder((m, n), name="A1")
+    B0, B1 = te.compute((m, n), lambda i, j: (A0[i, j] + 2, A1[i, j] * 3), name="B")
+    for ops in (B0.op, [B0.op], B1.op):
+        f = tvm.build(te.create_schedule(ops), [A0, A1, B0, B1])
+        a0, a1 = np.random.rand(3, 5).astype("float32"), np.random.rand(3, 5).astype("float32")
+        b0, b1 = np.zeros((3, 5), "float32"), np.zeros((3, 5), "float32")
+        f(a0, a1, b0, b1)
+        np.testing.assert_allclose(b0, a0 + 2, rtol=1e-6)
+        np.testing.assert_allclose(b1, a1 * 3, rtol=1e-6)
+
+
+def test_an_argument_the_schedule_does_not_compute_is_refused(A):
+    """It would be a parameter nothing writes, its array returned untouched."""
+    C = te.compute((4,), lambda i: A[i, 0] + 1.0, name="C")
+    D = te.compute((4,), lambda i: A[i, 0] * 2.0, name="D")
+    s = te.create_schedule(C.op)
+    with pytest.raises(LoweringError, match=r"argument 'D' is a te.compute this schedule does "
+                       r"not compute.*te.create_schedule\(\[\.\.\., D.op\]\)"):  # fmt: skip
+        tvm.build(s, [A, C, D])
+    d = np.zeros(4, "float32")
+    tvm.build(te.create_schedule([C.op, D.op]), [A, C, D])(np.ones(A.shape, "float32"),
+                                                           np.zeros(4, "float32"), d)  # fmt: skip
+    np.testing.assert_array_equal(d, 2.0)
 
 
 def test_symbolic_condition_is_not_a_python_bool(A):

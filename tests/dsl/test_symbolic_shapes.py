@@ -274,3 +274,33 @@ def test_inline_compute_at_cache_read_rfactor_and_expression_dims():
     a, c = RNG.random((4, 7), dtype="float32"), np.zeros(4, "float32")
     f(a, c)
     np.testing.assert_allclose(c, (a * 2).sum(1), rtol=1e-5)
+
+
+def test_a_symbolic_cuda_build_runs_on_the_emulator_at_each_shape():
+    """TVM's reduction tutorial's cross-thread row sum over n and m, checked without a GPU:
+    ``emulate`` specializes to the arrays' shapes as a call does."""
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), "k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=16)
+    BF = s.rfactor(B, ki)
+    xo, xi = s[B].split(s[B].op.axis[0], factor=32)
+    s[B].bind(xo, te.thread_axis("blockIdx.x"))
+    s[B].bind(xi, te.thread_axis("threadIdx.y"))
+    tx = te.thread_axis("threadIdx.x")
+    s[B].bind(s[B].op.reduce_axis[0], tx)
+    s[BF].compute_at(s[B], s[B].op.reduce_axis[0])
+    s[B].set_store_predicate(tx.var.equal(0))
+    f = tvm.build(s, [A, B], "cuda")
+    rng = np.random.default_rng(3)
+    for shape in [(40, 37), (32, 16)]:
+        a = rng.random(shape, dtype="float32")
+        b = np.zeros(shape[0], "float32")
+        f.emulate(a, b)
+        np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+    assert sorted(f.specializations) == [(32, 16), (40, 37)]
+    cpu = tvm.build(te.create_schedule(B.op), [A, B])
+    with pytest.raises(RuntimeArgumentError, match="built for the CPU: call it directly"):
+        cpu.emulate(np.ones((2, 3), "float32"), np.zeros(2, "float32"))
