@@ -19,7 +19,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
-from ..codegen.llvm import CompiledLLVM, load_object
+from ..codegen.llvm import CompiledLLVM, load_object, with_tuning
 from ..codegen.target import Target
 from ..errors import CodegenError, RuntimeArgumentError
 from ..ir import nodes as N
@@ -72,10 +72,10 @@ def object_bytes(module: Any) -> bytes:
     mod = llvm.parse_assembly(ir_text)
     _check_externals(mod)
     target = module.target
-    tgt = llvm.Target.from_triple(llvm.get_process_triple())
-    tm = tgt.create_target_machine(
-        cpu=target.mcpu, features=target.mattr or _host_features(target), opt=3, reloc="pic"
-    )
+    triple = llvm.get_process_triple()
+    tgt = llvm.Target.from_triple(triple)
+    feats = with_tuning(target.mattr or _host_features(target), triple)
+    tm = tgt.create_target_machine(cpu=target.mcpu, features=feats, opt=3, reloc="pic")
     return tm.emit_object(mod)
 
 
