@@ -42,14 +42,24 @@ class _OutOfScopeModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # tools probe dunders; keep them ordinary
-        top = self.__name__.split(".")[1]
-        raise OutOfScopeError(f"{self.__name__}.{name}: {MODULES[top]}")
+        raise OutOfScopeError(f"{self.__name__}.{name}: {MODULES[_scope_of(self.__name__)]}")
+
+
+def _scope_of(fullname: str) -> str | None:
+    """The out-of-scope module ``fullname`` is or lies in: ``ansor_lab.relax.frontend`` and
+    ``ansor_lab.script.relax`` (``from tvm.script import relax as R``) are ``relax``."""
+    parts = fullname.split(".")
+    if len(parts) >= 2 and parts[0] == "ansor_lab":
+        if parts[1] in MODULES:
+            return parts[1]
+        if len(parts) >= 3 and parts[1] == "script" and parts[2] in MODULES:
+            return parts[2]
+    return None
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        parts = fullname.split(".")
-        if len(parts) >= 2 and parts[0] == "ansor_lab" and parts[1] in MODULES:
+        if _scope_of(fullname) is not None:
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         return None
 

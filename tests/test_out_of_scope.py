@@ -19,6 +19,8 @@ from ansor_lab.errors import OutOfScopeError
         ("ansor_lab.autotvm", "template", "auto_scheduler"),
         ("ansor_lab.relay.testing", "resnet", "TaskScheduler"),
         ("ansor_lab.relax.frontend.nn", "Module", "tir.Schedule"),
+        # the MLC course's first cell: from tvm.script import relax as R
+        ("ansor_lab.script.relax", "function", "te.compute"),
     ],
 )
 def test_out_of_scope_modules_import_and_explain(module: str, attr: str, advice: str):

@@ -203,6 +203,8 @@ class FunctionParser(ExprParser):
             raise self.source.error(
                 arg, f"parameter {arg.arg!r} needs a type, e.g. T.Buffer((128,), 'float32')"
             )
+        if isinstance(ann, ast.Subscript) and self.t_call_name(ann.value) == "Buffer":
+            ann = _subscript_as_call(ann)  # older TVMScript: T.Buffer[(128,), "float32"]
         if isinstance(ann, ast.Call) and self.t_call_name(ann) == "Buffer":
             buf = self.buffer_decl(ann, arg.arg)
             self.params.append(buf)
@@ -492,3 +494,14 @@ def _unpack_tuple_assign(node: ast.stmt) -> list[ast.stmt]:
         ast.copy_location(ast.Assign(targets=[t], value=v, lineno=node.lineno), node)
         for t, v in zip(target.elts, value.elts)
     ]
+
+
+def _subscript_as_call(node: ast.Subscript) -> ast.Call:
+    """``T.Buffer[(128, 128), "float32"]`` as the call ``T.Buffer((128, 128), "float32")``
+    (a bare shape, ``T.Buffer[(128, 128)]``, as ``T.Buffer((128, 128))``)."""
+    key = node.slice
+    if isinstance(key, ast.Tuple) and key.elts and isinstance(key.elts[0], (ast.Tuple, ast.List)):
+        args = list(key.elts)
+    else:
+        args = [key]
+    return ast.copy_location(ast.Call(func=node.value, args=args, keywords=[]), node)

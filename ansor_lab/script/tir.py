@@ -52,9 +52,24 @@ class _BufferAnnotation:
         return f"T.Buffer({self.shape!r}, {self.dtype!r})"
 
 
-def Buffer(shape: Any = None, dtype: str = "float32", *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - TVM's name
-    """A buffer parameter's type: ``A: T.Buffer((128, 128), "float32")``."""
-    return _BufferAnnotation(shape, dtype, *args, **kwargs)
+class _BufferType:
+    """``T.Buffer``: a buffer parameter's type, called as ``T.Buffer((128, 128), "float32")``
+    or subscripted as older TVMScript writes it (the MLC course, TVM before 0.13):
+    ``T.Buffer[(128, 128), "float32"]``."""
+
+    def __call__(self, shape: Any = None, dtype: str = "float32", *args: Any, **kwargs: Any) -> Any:
+        return _BufferAnnotation(shape, dtype, *args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, tuple) and key and isinstance(key[0], (tuple, list)):
+            return _BufferAnnotation(key[0], *key[1:2])  # [(128, 128), "float32"]
+        return _BufferAnnotation(key)  # [(128, 128)] or [128]: float32
+
+    def __repr__(self) -> str:
+        return "T.Buffer"
+
+
+Buffer = _BufferType()
 
 
 #: an untyped pointer parameter, matched to a buffer with ``T.match_buffer`` in the body

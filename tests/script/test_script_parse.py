@@ -204,3 +204,39 @@ def test_structural_equal_detects_a_changed_constant():
     assert not tvm.ir.structural_equal(a, b)
     with pytest.raises(AssertionError, match=r"body\.body\.value"):
         tvm.ir.assert_structural_equal(a, b)
+
+
+def test_older_tvmscript_subscripted_buffer_types_parse_and_build():
+    """TVM before 0.13 and the MLC course write ``A: T.Buffer[(128,), "float32"]``."""
+
+    @T.prim_func
+    def main(
+        A: T.Buffer[(8, 4), "float32"],  # noqa: F821, UP037 - a dtype, not a forward reference
+        B: T.Buffer[(8,), "float32"],  # noqa: F821, UP037
+        C: T.Buffer[(8,)],
+    ):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, k in T.grid(8, 4):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0.0
+                B[vi] = B[vi] + A[vi, vk]
+        for i in T.grid(8):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi] * 2.0
+
+    assert [(b.shape, b.dtype) for b in main.params] == [
+        ((8, 4), "float32"),
+        ((8,), "float32"),
+        ((8,), "float32"),
+    ]
+    a = np.random.default_rng(0).random((8, 4), dtype="float32")
+    b, c = np.zeros(8, "float32"), np.zeros(8, "float32")
+    tvm.build(main, target="llvm")(a, b, c)
+    np.testing.assert_allclose(c, 2 * a.sum(axis=1), rtol=1e-6)
+    # Python evaluates the annotation itself where annotations are not postponed
+    ann = T.Buffer[(128, 64), "int8"]
+    assert (ann.shape, ann.dtype) == ((128, 64), "int8")
+    assert T.Buffer[(16,)].dtype == "float32" and T.Buffer((16,), "float16").dtype == "float16"

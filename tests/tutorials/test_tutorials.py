@@ -19,7 +19,7 @@ from ansor_lab.runtime.cuda_support import cuda_available
 
 SCRIPTS = sorted((Path(__file__).parent / "scripts").glob("*.py"))
 #: tutorials whose last part needs a GPU
-NEEDS_GPU = {"blitz_tensorir.py", "reduction.py"}
+NEEDS_GPU = {"blitz_tensorir.py", "mlc_gpu_acceleration.py", "reduction.py"}
 
 
 def swap_imports(source: str) -> str:
