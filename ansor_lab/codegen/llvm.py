@@ -170,8 +170,8 @@ def target_machine(mcpu: str, mattr: str):
 #: x86 tuning added to every target machine: no gathers or scatters. With them allowed,
 #: LLVM's loop vectorizer, after fully unrolling a short inner loop, vectorizes the loop
 #: around it along a strided axis with gathers and scatters: TVM's GEMM tutorial's blocked
-#: step (32x32 tiles, no vectorize) took 4.9 s with them and 0.46 s without on a Zen 4,
-#: slower than the unblocked loop. Our own strided vector accesses then become scalar
+#: step (32x32 tiles, no vectorize) took 4.9 s with them, slower than the unblocked loop,
+#: and 0.46 s without on a Zen 4. Our own strided vector accesses then become scalar
 #: loads; tuned convolutions and dense layers that had them timed the same or faster.
 #: (LLVM already sets this tuning for the Intel cores whose gathers are slow.)
 X86_TUNING = "+prefer-no-gather,+prefer-no-scatter"

@@ -198,7 +198,7 @@ def tuple_compute(dims: tuple, axis: tuple, bodies: tuple, name: str, tag: str, 
     from . import symbolic  # noqa: PLC0415 - symbolic builds on tensor, which imports this
 
     if any(symbolic.needs_symbolic(dims, b) for b in bodies):
-        # recipes, specialized together per shape (symbolic.Specialization.tuple_group)
+        # recipes, specialized together per shape (symbolic.Specialization._tuple_group)
         outs = [
             symbolic.symbolic_compute(dims, b, axis, name if k == 0 else f"{name}_v{k}", tag, attrs)
             for k, b in enumerate(bodies)
