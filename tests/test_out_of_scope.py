@@ -66,3 +66,16 @@ def test_merge_and_store_predicate_explain():
     s = te.create_schedule(B.op)
     with pytest.raises(ScheduleError, match="te.if_then_else"):
         s[B].set_store_predicate(B.op.axis[0] < 2)
+
+
+def test_topi_per_target_schedules_explain():
+    """TVM's introduction to TOPI: ``topi.cuda.schedule_reduce(g)`` under a CUDA target."""
+    from ansor_lab import topi
+
+    for ns, attr in [("cuda", "schedule_reduce"), ("x86", "schedule_dense"),
+                     ("generic", "schedule_injective"), ("cuda", "conv2d_nchw")]:  # fmt: skip
+        with pytest.raises(OutOfScopeError, match=rf"topi\.{ns}\.{attr}: .*te.create_schedule"):
+            getattr(getattr(topi, ns), attr)
+    assert not hasattr(topi.cuda, "__wrapped__")  # dunder probes stay ordinary
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        topi.no_such_name  # noqa: B018 - the access itself must raise

@@ -36,6 +36,7 @@ from .elemwise import (
     sqrt,
     tanh,
 )
+from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTargetNamespace
 from .reduction import max, min, sum
 from .transform import concatenate, expand_dims, reshape, squeeze, transpose
 
@@ -79,3 +80,10 @@ __all__ = [
     "transpose",
     "utils",
 ]
+
+
+def __getattr__(name: str):
+    # topi.cuda.schedule_reduce, topi.x86..., topi.generic...: not provided, say what to write
+    if name in _PER_TARGET:
+        return _PerTargetNamespace(name)
+    raise AttributeError(f"module 'ansor_lab.topi' has no attribute {name!r}")
