@@ -45,3 +45,24 @@ class Golden:
 def golden(request: pytest.FixtureRequest) -> Golden:
     """The golden-file checker (``golden.check("dir/name.txt", text)``)."""
     return Golden(request.config.getoption("--update-golden"))
+
+
+#: the browser's course test runs each notebook in JupyterLab with the same content checks
+BROWSER_RUN = "test_course_browser.py::test_notebook_runs_in_jupyterlab["
+NBCLIENT_RUN = "test_notebooks.py::test_notebook_runs_and_teaches["
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run each notebook once per session, not twice: where the browser test of a notebook
+    is collected (Chromium and Playwright are here), the nbclient run of that notebook is
+    deselected, since the browser run applies the same checks (notebook_checks.CHECKS).
+    Either one alone is kept (``pytest tests/notebooks`` still executes every notebook)."""
+    in_browser = {i.nodeid.split(BROWSER_RUN, 1)[1] for i in items if BROWSER_RUN in i.nodeid}
+    if not in_browser:
+        return
+    dropped = [
+        i for i in items if NBCLIENT_RUN in i.nodeid and i.nodeid.split(NBCLIENT_RUN)[1] in in_browser
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if i not in dropped]

@@ -65,12 +65,16 @@ VECTORIZE_KEY = "llvm.vectorize"
 UNROLL_KEY = "llvm.unroll"
 
 
-def prepare(func: N.PrimFunc, target: Any = None, *, bounds: bool = True) -> N.PrimFunc:
+def prepare(
+    func: N.PrimFunc, target: Any = None, *, bounds: bool = True, partition: bool = True
+) -> N.PrimFunc:
     """``func`` (lowered) in the form the code generator for ``target`` receives.
 
     ``bounds=False`` skips the refusal of provably out-of-bounds accesses, for a caller
     whose program checks every access itself at run time (the GPU emulator's check mode,
-    which reports the block and thread of the access).
+    which reports the block and thread of the access). ``partition=False`` skips loop
+    partitioning, which only makes the code faster: for a program compiled to be checked
+    once (the emulator's check mode), where it cost a third of the compile time.
     """
     tgt: Target = as_target(target)
     func = apply_lowering_rules(func, tgt.kind)
@@ -82,7 +86,7 @@ def prepare(func: N.PrimFunc, target: Any = None, *, bounds: bool = True) -> N.P
         # idempotent on what lowering made; puts the barriers into hand-written kernels
         func = insert_barriers(func)
         check_gpu_program(func, tgt)
-    if tgt.kind == "llvm":
+    if tgt.kind == "llvm" and partition:
         func = partition_guarded_loops(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":

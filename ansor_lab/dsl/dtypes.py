@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -83,6 +85,7 @@ def to_numpy(dtype: str) -> np.dtype:
 INDEX_MAX = 2**31 - 1
 
 
+@functools.cache  # np.iinfo builds an object per call: half a million calls in one search
 def int_range(dtype: str) -> tuple[int, int]:
     """The inclusive value range of an integer dtype."""
     info = np.iinfo(dtype)

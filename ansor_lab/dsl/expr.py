@@ -149,7 +149,9 @@ class ExprOp:
 class PrimExpr(ExprOp):
     """Base class of scalar expressions; every node has a ``dtype``."""
 
-    __slots__ = ()
+    # the structural hash, computed once per node (``structural_hash``): a slot, not a
+    # field, so equality, ``dataclasses.replace`` and pickling (fields only) never see it
+    __slots__ = ("_structural_hash",)
     dtype: str
 
     def __hash__(self) -> int:
@@ -517,10 +519,17 @@ def _value_hash(x: object) -> int:
 
 
 def structural_hash(e: PrimExpr) -> int:
-    """A hash consistent with :func:`structural_equal`."""
+    """A hash consistent with :func:`structural_equal` (cached on the node: nodes are
+    immutable, and the variables it depends on by identity live as long as the node)."""
     if isinstance(e, Var):
         return id(e)
-    return hash((type(e).__name__,) + tuple(_value_hash(getattr(e, f)) for f in node_fields(e)))
+    try:
+        return e._structural_hash
+    except AttributeError:
+        pass
+    h = hash((type(e).__name__,) + tuple(_value_hash(getattr(e, f)) for f in node_fields(e)))
+    object.__setattr__(e, "_structural_hash", h)
+    return h
 
 
 # Construction helpers and the generic traversal live in their own modules (they need the

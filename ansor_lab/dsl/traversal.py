@@ -68,23 +68,24 @@ def post_order(e: PrimExpr) -> list[PrimExpr]:
 
 def map_children(e: PrimExpr, fn) -> PrimExpr:
     """Rebuild ``e`` with ``fn`` applied to each direct sub-expression (same node if unchanged)."""
-    changed = False
-    values = {}
-    for f in node_fields(e):
+    # the hottest function of lowering and of the search: positional fields (every field
+    # of a node is an init field, in declaration order), no dict, no rebuild when unchanged
+    values = None
+    for k, f in enumerate(node_fields(e)):
         v = getattr(e, f)
         if isinstance(v, PrimExpr):
             nv = fn(v)
-            changed |= nv is not v
-            values[f] = nv
-        elif isinstance(v, tuple) and any(isinstance(item, PrimExpr) for item in v):
+        elif isinstance(v, tuple) and v and any(isinstance(item, PrimExpr) for item in v):
             nv = tuple(fn(item) if isinstance(item, PrimExpr) else item for item in v)
-            changed |= any(p is not q for p, q in zip(nv, v))
-            values[f] = nv
+            if all(p is q for p, q in zip(nv, v)):
+                continue
         else:
-            values[f] = v
-    if not changed:
-        return e
-    return type(e)(**values)
+            continue
+        if nv is not v:
+            if values is None:
+                values = [getattr(e, name) for name in node_fields(e)]
+            values[k] = nv
+    return e if values is None else type(e)(*values)
 
 
 def substitute(e: PrimExpr, mapping: dict) -> PrimExpr:

@@ -3,7 +3,8 @@
 One JupyterLab server (this venv) serves a copy of notebooks/ for the whole module; each
 notebook gets a fresh page, Run -> Run All Cells, and waits until every code cell shows an
 execution count. The notebook is then saved from the page and read back from disk: every
-code cell ran, and no output is an error. The key picture of each notebook (a cell chosen
+code cell ran, no output is an error, and its printed content passes the checks of
+``notebook_checks.CHECKS`` (the ones test_notebooks.py applies to an nbclient run). The key picture of each notebook (a cell chosen
 by a snippet of its code) is saved as a PNG in the artifacts dir
 ($ANSOR_LAB_ARTIFACTS, else ansor_lab_artifacts/ in the temp dir).
 
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from notebook_checks import CHECKS, text_of
 from test_notebook_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -142,6 +144,9 @@ def test_notebook_runs_in_jupyterlab(path: Path, lab, browser) -> None:
     assert all(c.execution_count for c in code), "a cell did not run (or the save failed)"
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, [f"{o.ename}: {o.evalue}" for o in errors]
+    # what the notebook teaches, as test_notebooks.py checks it (which this test replaces
+    # where both are collected: tests/conftest.py)
+    CHECKS[path.name](text_of(nb))
     for shot in shots:
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5_000
         print(f"key picture: {shot}")

@@ -45,7 +45,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_notebooks import CHECKS, nbformat, text_of
+from notebook_checks import CHECKS, text_of
+
+nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"

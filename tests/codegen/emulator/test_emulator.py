@@ -285,3 +285,36 @@ def test_softmax_cross_thread_reductions_tvm_schedule():
     got = both_modes(func, [xv, np.zeros((n, m), "float32")], 1)
     ref = np.exp(xv - xv.max(1, keepdims=True))
     np.testing.assert_allclose(got[0], ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-8)
+
+
+def unrolled_matmul(n: int = 32, k: int = 24):
+    """C = A @ B, a thread per element, its k loop split and the inner part unrolled."""
+    A, B = te.placeholder((n, k), name="A"), te.placeholder((k, n), name="B")
+    r = te.reduce_axis((0, k), name="r")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    bind(s, C, i, "blockIdx.x")
+    bind(s, C, j, "threadIdx.x")
+    ro, ri = s[C].split(C.op.reduce_axis[0], factor=8)
+    s[C].unroll(ri)
+    return tvm.lower(s, [A, B, C])["main"], n, k
+
+
+def loop_kinds(func) -> set:
+    from ansor_lab.ir import nodes as N  # noqa: PLC0415
+    from ansor_lab.ir.visitor import walk_stmts  # noqa: PLC0415
+
+    return {s.kind for s in walk_stmts(func.body) if isinstance(s, N.For)}
+
+
+def test_check_mode_compiles_unrolled_loops_as_loops_with_the_same_result():
+    func, n, k = unrolled_matmul()
+    assert "unrolled" in loop_kinds(func)
+    # check mode runs a candidate once: its unrolled loops stay loops (a fraction of the
+    # code to compile); the fast mode keeps them unrolled
+    assert "unrolled" not in loop_kinds(compile_program(func, check=True).func)
+    assert "unrolled" in loop_kinds(compile_program(func, check=False).func)
+    a, b = rand(n, k), rand(k, n)
+    got = both_modes(func, [a, b, np.zeros((n, n), "float32")], 2)
+    np.testing.assert_allclose(got[0], a @ b, rtol=1e-5, atol=1e-5)
