@@ -61,7 +61,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not in_browser:
         return
     dropped = [
-        i for i in items if NBCLIENT_RUN in i.nodeid and i.nodeid.split(NBCLIENT_RUN)[1] in in_browser
+        i
+        for i in items
+        if NBCLIENT_RUN in i.nodeid and i.nodeid.split(NBCLIENT_RUN)[1] in in_browser
     ]
     if dropped:
         config.hook.pytest_deselected(items=dropped)

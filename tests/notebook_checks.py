@@ -5,11 +5,12 @@ test_course_browser.py (JupyterLab in Chromium)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ansor_lab.search.features import FEATURE_NAMES
 
 
-def text_of(nb: nbformat.NotebookNode) -> str:
+def text_of(nb: Any) -> str:
     """All stream and plain-text outputs of the executed notebook, in order.
 
     Consecutive pieces of one stream in a cell are joined as a terminal shows them: the

@@ -32,8 +32,9 @@ from ..errors import CodegenError
 from ..ir import gpu, nodes as N
 from ..ir.simplify import simplify_expr
 from ..ir.visitor import STMT
+from . import cuda_intrin_extra
 from .access import flat_index
-from .cuda_expr import HELPERS, ExprPrinter, c_type
+from .cuda_expr import HELPERS, MATH, ExprPrinter, c_type
 from .cuda_vector import LANE_FIELDS, plan_vector_loop
 from .kernel_form import Kernel, KernelProgram
 
@@ -99,6 +100,18 @@ _RESERVED = frozenset(
     "int float double char bool long short signed unsigned void half if else for while do "
     "return break continue const static extern inline true false max min abs exp log sqrt "
     "threadIdx blockIdx blockDim gridDim".split()
+    # the rest of C++'s keywords (CUDA C is C++: a tensor named "and", "new" or "default"
+    # broke the compile)
+    + "and and_eq asm auto bitand bitor case catch char16_t char32_t class compl constexpr "
+    "const_cast decltype default delete dynamic_cast enum explicit export friend goto "
+    "mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
+    "public register reinterpret_cast restrict sizeof static_assert static_cast struct "
+    "switch template this thread_local throw try typedef typeid typename union using "
+    "virtual volatile wchar_t xor xor_eq alignas alignof warpSize".split()
+    # a buffer named like a function the generated code calls would shadow it
+    + [name for names in MATH.values() for name in names]
+    + list(HELPERS)
+    + list(cuda_intrin_extra.CALLED)
 )
 
 

@@ -26,6 +26,7 @@ from ..dsl import dtypes, expr as E
 from ..dsl.visitor import EXPR, Visitor
 from ..errors import CodegenError
 from ..ir import nodes as N
+from . import cuda_intrin_extra
 
 #: C type of each dtype.
 C_TYPES = {
@@ -41,8 +42,8 @@ C_TYPES = {
 _BIN = {E.Add: "+", E.Sub: "-", E.Mul: "*"}
 _CMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
-# (float32 name, fast float32 name, float64 name); half is computed in float32
-_MATH = {
+#: (float32 name, fast float32 name, float64 name); half is computed in float32
+MATH = {
     "exp": ("expf", "__expf", "exp"),
     "log": ("logf", "__logf", "log"),
     "sqrt": ("sqrtf", "sqrtf", "sqrt"),
@@ -54,6 +55,7 @@ _MATH = {
     "round": ("rintf", "rintf", "rint"),  # half to even, as numpy's round
     "abs": ("fabsf", "fabsf", "fabs"),
     "pow": ("powf", "__powf", "pow"),
+    **cuda_intrin_extra.MATH,
 }
 
 #: Device helpers, printed at the top of a source that calls them.
@@ -80,6 +82,7 @@ __device__ __forceinline__ T truncdiv_(T a, T b) {
 __device__ __forceinline__ T truncmod_(T a, T b) {
   return b == T(-1) ? T(0) : a % b;
 }""",
+    **cuda_intrin_extra.HELPERS,
 }
 
 
@@ -303,9 +306,12 @@ class ExprPrinter(Visitor):
                 return f"(1.0 / (1.0 + exp((0.0 - {x}))))"
             exp = "__expf" if self.fast_math else "expf"
             return self._via_float(e.dtype, f"(1.0f / (1.0f + {exp}((0.0f - {x}))))")
-        if op not in _MATH:
+        extra = cuda_intrin_extra.call_text(self, e, c_type)
+        if extra is not None:
+            return extra
+        if op not in MATH:
             raise CodegenError(f"CUDA C has no translation of the intrinsic {op!r}")
-        f32, fast, f64 = _MATH[op]
+        f32, fast, f64 = MATH[op]
         name = f64 if e.dtype == "float64" else (fast if self.fast_math else f32)
         args = ", ".join(self._f(a) for a in e.args)
         return self._via_float(e.dtype, f"{name}({args})")

@@ -10,6 +10,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from . import failures
+from .llvm_intrin_extra import ExtraMath
 from .llvm_types import I32, llvm_type, vname
 from .vector_special import VectorSpecial
 
@@ -64,7 +65,7 @@ _VEXP = {
 }
 
 
-class VectorMath(VectorSpecial):
+class VectorMath(VectorSpecial, ExtraMath):
     """Builder methods for calls: ``expr_Call``, the vector exp, erf, tanh and libm."""
 
     def intrinsic(self, name: str, dtype: str, n_args: int, lanes: int) -> ir.Function:
@@ -87,6 +88,9 @@ class VectorMath(VectorSpecial):
             zero = self.const(args[0].type, 0)
             neg = bld.sub(zero, args[0])
             return bld.select(bld.icmp_signed("<", args[0], zero), neg, args[0])
+        extra = self.extra_call(e.op, args, dt, lanes)
+        if extra is not None:
+            return extra
         if e.op == "exp":
             return self._exp(args[0], dt, lanes)
         if e.op in _INTRINSIC:

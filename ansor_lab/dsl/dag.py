@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 from ..errors import DSLError, TaskError
 from . import dtypes, expr as E
-from .intrin import FLOAT_UNARY
+from .intrin import FLOAT_UNARY, ROUNDING
 from .serialize import dag_to_json, structure_hash
 from .symbolic import SymbolicComputeOp, SymbolicPlaceholderOp, dim_vars
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from .tuple_reduce import group_adjacent
 
 #: Intrinsics Ansor treats as expensive: an op using them is not inlined blindly.
-EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - {"floor", "ceil", "round"} | {"pow"}
+EXPENSIVE_CALLS = frozenset(FLOAT_UNARY) - set(ROUNDING) | {"pow", "atan2", "fmod", "hypot"}
 
 
 def _as_tensors(items: object) -> list[Tensor]:

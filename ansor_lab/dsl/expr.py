@@ -120,20 +120,42 @@ class ExprOp:
         """``self == other`` as an expression (TVM's ``PrimExpr.equal``)."""
         return binary(EQ, self, other, "==")
 
+    # & | ~ are logical on bool expressions and bitwise on integers (TVM's rule); ^ << >>
+    # are integer operations (see ``intrin_extra``)
     def __and__(self, other):
-        return logical_and(self, other)
+        return _bit_or_logic("bitwise_and", logical_and, self, other)
 
     def __rand__(self, other):
-        return logical_and(other, self)
+        return _bit_or_logic("bitwise_and", logical_and, other, self)
 
     def __or__(self, other):
-        return logical_or(self, other)
+        return _bit_or_logic("bitwise_or", logical_or, self, other)
 
     def __ror__(self, other):
-        return logical_or(other, self)
+        return _bit_or_logic("bitwise_or", logical_or, other, self)
 
     def __invert__(self):
+        if dtypes.is_int(as_expr(self).dtype):
+            return _bits("bitwise_not", self)
         return logical_not(self)
+
+    def __xor__(self, other):
+        return _bits("bitwise_xor", self, other)
+
+    def __rxor__(self, other):
+        return _bits("bitwise_xor", other, self)
+
+    def __lshift__(self, other):
+        return _bits("shift_left", self, other)
+
+    def __rlshift__(self, other):
+        return _bits("shift_left", other, self)
+
+    def __rshift__(self, other):
+        return _bits("shift_right", self, other)
+
+    def __rrshift__(self, other):
+        return _bits("shift_right", other, self)
 
     def astype(self, dtype: str) -> PrimExpr:
         """Cast this expression to ``dtype``."""
@@ -144,6 +166,20 @@ class ExprOp:
             "a symbolic expression cannot be used as a Python bool (in `if`, `and`, `or`, "
             "`not`); use te.if_then_else(cond, a, b), te.all(...) / te.any(...) or & | ~"
         )
+
+
+def _bits(name: str, *args: object) -> PrimExpr:
+    from .intrin_extra import BY_NAME  # noqa: PLC0415 - it builds on this module
+
+    return BY_NAME[name](*args)
+
+
+def _bit_or_logic(name: str, logical, a: object, b: object) -> PrimExpr:
+    """The bitwise operation when an operand is an integer expression, else the logical."""
+    exprs = [as_expr(x) for x in (a, b) if isinstance(x, ExprOp)]
+    if any(dtypes.is_int(x.dtype) for x in exprs):
+        return _bits(name, a, b)
+    return logical(a, b)
 
 
 class PrimExpr(ExprOp):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import DSLError
-from . import expr as E, intrin, intrin_rules
+from . import expr as E, intrin, intrin_extra, intrin_rules
 from .construct import cast
 
 _UNARY: dict[str, Callable] = {name: getattr(intrin, name) for name in intrin.FLOAT_UNARY}
@@ -23,6 +23,7 @@ _BINARY: dict[str, Callable] = {
     "fmin": lambda a, b: E.binary(E.Min, a, b, "min"),
     "max": lambda a, b: E.binary(E.Max, a, b, "max"),
     "min": lambda a, b: E.binary(E.Min, a, b, "min"),
+    **{name: intrin_extra.BY_NAME[name] for name in intrin_extra.FLOAT_BINARY},
 }
 
 

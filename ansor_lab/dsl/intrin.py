@@ -8,11 +8,16 @@ from collections.abc import Sequence
 from ..errors import DSLError, DTypeError
 from . import dtypes, expr as E
 
-#: Float-only unary intrinsics, evaluated like numpy's functions of the same name.
-FLOAT_UNARY = ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "floor", "ceil", "round")
+#: Float-only unary intrinsics, evaluated like numpy's functions of the same name (the
+#: inverse trigonometric ones as numpy's arcsin..., nearbyint as rint: half to even).
+FLOAT_UNARY = (
+    "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
+    "exp2", "exp10", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh", "cosh",
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "trunc", "nearbyint",
+)  # fmt: skip
 
-#: Every intrinsic name a Call node may carry.
-INTRINSICS = FLOAT_UNARY + ("abs", "pow", "if_then_else")
+#: Unary intrinsics that round (one instruction, never expanded).
+ROUNDING = ("floor", "ceil", "round", "trunc", "nearbyint")
 
 
 def _float_operand(name: str, x: object) -> E.PrimExpr:
@@ -45,6 +50,24 @@ erf = _unary("erf")
 floor = _unary("floor")
 ceil = _unary("ceil")
 round = _unary("round")  # noqa: A001 - TVM's name; rounds half to even like numpy
+exp2 = _unary("exp2")
+exp10 = _unary("exp10")
+log2 = _unary("log2")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+asinh = _unary("asinh")
+acosh = _unary("acosh")
+atanh = _unary("atanh")
+trunc = _unary("trunc")
+nearbyint = _unary("nearbyint")  # the default rounding mode: half to even, as round
 
 
 def abs(x: object) -> E.PrimExpr:  # noqa: A001 - TVM's name

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ReferenceEvaluationError
 from . import dtypes, expr as E
 from .dag import ComputeDAG
+from .reference_intrin import call_value
 from .symbolic import Specialization, is_symbolic_tensor, symbolic_ops
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .visitor import EXPR, Visitor
@@ -251,8 +252,11 @@ class _Evaluator(Visitor):
         if e.op == "pow":
             a, b = (self.run(x, mask) for x in e.args)
             return np.power(a, b).astype(_np(e.dtype))
-        x = self.run(e.args[0], mask)
-        return np.asarray(_unary(e.op, x)).astype(_np(e.dtype))
+        args = [np.asarray(self.run(x, mask)) for x in e.args]
+        value = call_value(e.op, args, e.dtype)
+        if value is not None:
+            return value
+        return np.asarray(_unary(e.op, args[0])).astype(_np(e.dtype))
 
     def expr_TensorLoad(self, e, mask):
         data = self.values[e.tensor]

@@ -20,6 +20,7 @@ from typing import Any
 import llvmlite.binding as llvm
 
 from ..codegen.llvm import CompiledLLVM, load_object, with_tuning
+from ..codegen.llvm_intrin_extra import LIBM_NAMES
 from ..codegen.target import Target
 from ..errors import CodegenError, RuntimeArgumentError
 from ..ir import nodes as N
@@ -53,7 +54,7 @@ def _meta(module: Any) -> dict:
 def _check_externals(mod: llvm.ModuleRef) -> None:
     for fn in mod.functions:
         if fn.is_declaration and not fn.name.startswith(_ALLOWED_EXTERNALS):
-            libm = fn.name.rstrip("f") in ("exp", "log", "sqrt", "tanh", "erf", "pow", "exp2")
+            libm = fn.name in LIBM_NAMES or fn.name.removesuffix("f") in LIBM_NAMES
             if not libm and not fn.name.startswith(("exp", "log", "sqrt", "tanh", "erf", "pow")):
                 raise CodegenError(
                     f"this module calls {fn.name!r}, which lives in this process only, so it "

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from ..dsl import dtypes, expr as E, intrin
+from ..dsl import dtypes, expr as E, intrin, intrin_extra
 from ..dsl.construct import cast, const, if_then_else, select
 from ..errors import AnsorLabError
 from ..ir import nodes as N
@@ -23,6 +23,12 @@ _BINOPS: dict[type, Callable] = {
     ast.Div: lambda a, b: a / b,
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
+    # logical on bools, bitwise on integers (``ExprOp``)
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+    ast.LShift: lambda a, b: a << b,
+    ast.RShift: lambda a, b: a >> b,
 }
 _CMPOPS: dict[type, Callable] = {
     ast.Lt: lambda a, b: a < b,
@@ -126,7 +132,7 @@ class ExprParser:
             return v
         if isinstance(node.op, ast.Not):
             return (not v) if isinstance(v, (bool, int)) else E.logical_not(v)
-        raise self.source.error(node, "'~' is not supported; use T.bitwise_not? (not yet)")
+        return ~v  # ast.Invert: bitwise on integers, logical on bools (``ExprOp``)
 
     def _e_BinOp(self, node: ast.BinOp) -> Any:
         if type(node.op) not in _BINOPS:
@@ -242,6 +248,7 @@ class ExprParser:
             "cast": lambda x, dtype: cast(x, dtype),
             "max_value": intrin.max_value,
             "min_value": intrin.min_value,
+            **intrin_extra.BY_NAME,
         }
         if name == "infinity" or name == "inf":
             return const(float("inf"), args[0] if args else "float32")

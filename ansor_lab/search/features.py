@@ -115,8 +115,8 @@ def _count_ops(e: E.PrimExpr) -> list[float]:
         elif isinstance(n, E.Call):
             if n.op == "if_then_else":
                 out[6] += 1
-            else:
-                out[4] += 1
+            else:  # bit operations (x & m, x << k, popcount) are integer arithmetic
+                out[5 if dtypes.is_int(n.dtype) else 4] += 1
         elif isinstance(n, E.Select):
             out[6] += 1
     return out

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 from ..dsl import dtypes, expr as E
+from ..dsl.dag import EXPENSIVE_CALLS
 from ..ir import nodes as N
 from ..ir.simplify import linear_form
 from ..ir.visitor import post_order_visit
@@ -69,7 +70,8 @@ LOAD_SHARE = 0.5
 #: Vector operations of a vectorized transcendental (range reduction + polynomial, as
 #: ``codegen/vector_math`` emits exp) in units of one add.
 MATH_CALL_OPS = 16.0
-TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "pow"})
+#: (sin, cos... are libm calls per lane: costlier still, ranked alike)
+TRANSCENDENTAL = EXPENSIVE_CALLS - {"sqrt", "rsqrt"}
 #: Calls that pick one of their operands (a padded copy's bounds select): data movement
 SELECTS = frozenset({"if_then_else", "tir.if_then_else", "select"})
 #: (bytes, price): a buffer larger than ``bytes`` is read from (or written to) the next

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dsl import expr as E, intrin
+from ..dsl import expr as E, intrin, intrin_extra
 from ..dsl.tensor import Tensor, compute
 from ..errors import DSLError, DTypeError
 from .tag import BROADCAST
@@ -122,3 +122,12 @@ floor_mod = _binary(
 maximum = _binary("maximum", intrin.max, "Elementwise max of lhs and rhs with broadcasting.")
 minimum = _binary("minimum", intrin.min, "Elementwise min of lhs and rhs with broadcasting.")
 power = _binary("power", intrin.power, "lhs ** rhs for floats with numpy broadcasting.")
+bitwise_and = _binary("bitwise_and", intrin_extra.bitwise_and, "lhs & rhs of integers, broadcast.")
+bitwise_or = _binary("bitwise_or", intrin_extra.bitwise_or, "lhs | rhs of integers, broadcast.")
+bitwise_xor = _binary("bitwise_xor", intrin_extra.bitwise_xor, "lhs ^ rhs of integers, broadcast.")
+left_shift = _binary(
+    "left_shift", intrin_extra.shift_left, "lhs << rhs of integers (0 out of range), broadcast."
+)
+right_shift = _binary(
+    "right_shift", intrin_extra.shift_right, "lhs >> rhs of integers (arithmetic), broadcast."
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..dsl import dtypes, expr as E, intrin
+from ..dsl import dtypes, expr as E, intrin, intrin_extra
 from ..dsl.tensor import Tensor, compute
 from ..errors import DSLError
 from .tag import ELEMWISE
@@ -43,6 +43,28 @@ ceil = _unary("ceil", intrin.ceil, True, "Elementwise ceiling of a float tensor.
 round = _unary(
     "round", intrin.round, True, "Elementwise rounding (half to even) of a float tensor."
 )
+tan = _unary("tan", intrin.tan, True, "Elementwise tangent of a float tensor.")
+cos = _unary("cos", intrin.cos, True, "Elementwise cosine of a float tensor.")
+cosh = _unary("cosh", intrin.cosh, True, "Elementwise hyperbolic cosine of a float tensor.")
+sin = _unary("sin", intrin.sin, True, "Elementwise sine of a float tensor.")
+sinh = _unary("sinh", intrin.sinh, True, "Elementwise hyperbolic sine of a float tensor.")
+acos = _unary("acos", intrin.acos, True, "Elementwise arc cosine of a float tensor.")
+acosh = _unary("acosh", intrin.acosh, True, "Elementwise inverse hyperbolic cosine.")
+asin = _unary("asin", intrin.asin, True, "Elementwise arc sine of a float tensor.")
+asinh = _unary("asinh", intrin.asinh, True, "Elementwise inverse hyperbolic sine.")
+atan = _unary("atan", intrin.atan, True, "Elementwise arc tangent of a float tensor.")
+atanh = _unary("atanh", intrin.atanh, True, "Elementwise inverse hyperbolic tangent.")
+log2 = _unary("log2", intrin.log2, True, "Elementwise base-2 logarithm of a float tensor.")
+log10 = _unary("log10", intrin.log10, True, "Elementwise base-10 logarithm of a float tensor.")
+trunc = _unary("trunc", intrin.trunc, True, "Elementwise rounding toward zero of a float tensor.")
+isnan = _unary("isnan", intrin_extra.isnan, False, "Elementwise NaN test (a bool tensor).")
+isinf = _unary("isinf", intrin_extra.isinf, False, "Elementwise infinity test (a bool tensor).")
+isfinite = _unary("isfinite", intrin_extra.isfinite, False, "Elementwise finiteness test (bool).")
+bitwise_not = _unary("bitwise_not", intrin_extra.bitwise_not, False, "Elementwise ~x of integers.")
+# TVM's fast approximations; ours are the exact functions, already vectorized
+fast_exp = _unary("fast_exp", intrin.exp, True, "Elementwise e**x (the exact exp here).")
+fast_tanh = _unary("fast_tanh", intrin.tanh, True, "Elementwise tanh (the exact tanh here).")
+fast_erf = _unary("fast_erf", intrin.erf, True, "Elementwise erf (the exact erf here).")
 abs = _unary("abs", intrin.abs, False, "Elementwise absolute value.")
 negative = _unary("negative", lambda v: -v, False, "Elementwise negation.")
 identity = _unary("identity", lambda v: v, False, "An elementwise copy of the tensor.")

@@ -4,9 +4,9 @@ One JupyterLab server (this venv) serves a copy of notebooks/ for the whole modu
 notebook gets a fresh page, Run -> Run All Cells, and waits until every code cell shows an
 execution count. The notebook is then saved from the page and read back from disk: every
 code cell ran, no output is an error, and its printed content passes the checks of
-``notebook_checks.CHECKS`` (the ones test_notebooks.py applies to an nbclient run). The key picture of each notebook (a cell chosen
-by a snippet of its code) is saved as a PNG in the artifacts dir
-($ANSOR_LAB_ARTIFACTS, else ansor_lab_artifacts/ in the temp dir).
+``notebook_checks.CHECKS`` (the ones test_notebooks.py applies to an nbclient run). The
+key picture of each notebook (a cell chosen by a snippet of its code) is saved as a PNG
+in the artifacts dir ($ANSOR_LAB_ARTIFACTS, else ansor_lab_artifacts/ in the temp dir).
 
 Skipped, with the reason, where Chromium or Playwright is missing (see
 test_notebook_browser.py, whose server and browser helpers this test reuses).
