@@ -26,6 +26,7 @@ from . import (  # noqa: E402
     topi,
 )
 from .codegen.target import Target  # noqa: E402
+from .ir import transform  # noqa: E402 - tvm.transform.PassContext
 from .ir.nodes import IRModule  # noqa: E402
 from .runtime import (  # noqa: E402
     build,
@@ -53,6 +54,7 @@ __all__ = [
     "tir",
     "tirx",
     "topi",
+    "transform",
     "Target",
     "IRModule",
     "build",

@@ -100,6 +100,7 @@ from .dsl.intrin_extra import (
 )
 from .dsl.intrin_rules import CallEffectKind
 from .errors import ScheduleError
+from .ir import stmt_functor, tir_transform as transform
 from .ir.nodes import (
     Allocate,
     Block,
@@ -109,6 +110,7 @@ from .ir.nodes import (
     BufferStore,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     IRModule,
     LetStmt,
@@ -244,4 +246,7 @@ __all__ = [
     "popcount",
     "shift_left",
     "shift_right",
+    "ForKind",
+    "stmt_functor",
+    "transform",
 ]

@@ -79,3 +79,25 @@ def test_topi_per_target_schedules_explain():
     assert not hasattr(topi.cuda, "__wrapped__")  # dunder probes stay ordinary
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         topi.no_such_name  # noqa: B018 - the access itself must raise
+
+
+@pytest.mark.parametrize(
+    "method, advice",
+    [
+        ("double_buffer", "leave it out"),
+        ("prefetch", "leave it out"),
+        ("env_threads", "bind"),
+        ("rolling_buffer", "compute_at"),
+        ("transform_layout", "tir.Schedule"),
+        ("set_axis_separators", "flat"),
+        ("tensorize", "vectorize"),
+    ],
+)
+def test_te_stage_primitives_we_lack_say_what_to_write(method, advice):
+    from ansor_lab import te  # noqa: PLC0415
+
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(OutOfScopeError, match=rf"Stage\.{method} is not supported.*{advice}"):
+        getattr(s[B], method)(A, B.op.axis[0], 1)

@@ -1,6 +1,7 @@
 """The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
 
 from ..dsl.intrin_rules import register_intrin_lowering, register_op_attr
+from . import transform
 from .nodes import (
     NOP,
     Allocate,
@@ -26,6 +27,7 @@ from .verify import verify
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
 __all__ = [
+    "transform",
     "register_intrin_lowering",
     "register_op_attr",
     "StructuralDifference",

@@ -142,6 +142,16 @@ def _stmt(cls):
 FOR_KINDS = ("serial", "parallel", "vectorized", "unrolled", "thread_binding")
 
 
+class ForKind:
+    """TVM's ``tir.ForKind``: the kinds of a loop, as the strings ``For.kind`` holds."""
+
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    VECTORIZED = "vectorized"
+    UNROLLED = "unrolled"
+    THREAD_BINDING = "thread_binding"
+
+
 @_stmt
 class For(Stmt):
     """``for loop_var in range(min, min + extent)`` of a given kind."""
@@ -157,6 +167,11 @@ class For(Stmt):
     def __post_init__(self) -> None:
         if self.kind not in FOR_KINDS:
             raise IRError(f"loop {self.loop_var.name}: unknown kind {self.kind!r}")
+        # TVM's tir.For(i, 0, 8, ...) takes Python ints for the bounds
+        for name in ("min", "extent"):
+            value = getattr(self, name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, name, E.IntImm(value, self.loop_var.dtype))
 
     def annotation(self, key: str, default: Any = None) -> Any:
         """The value of annotation ``key``."""
@@ -210,6 +225,10 @@ class Evaluate(Stmt):
     """Evaluate an expression for its effect (a no-op for pure expressions)."""
 
     value: E.PrimExpr
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, E.PrimExpr):  # TVM's tir.Evaluate(0)
+            object.__setattr__(self, "value", E.as_expr(self.value))
 
 
 @dataclass(frozen=True)

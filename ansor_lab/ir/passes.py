@@ -150,3 +150,36 @@ def unroll_by_pragma(func: N.PrimFunc, vector_bytes: int = 0) -> N.PrimFunc:
     if not has:
         return func
     return func.with_body(_AutoUnroll(vector_bytes).visit_stmt(func.body))
+
+
+class _Relabel(IRMutator):
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def visit_expr(self, e: E.PrimExpr) -> E.PrimExpr:
+        return e  # only loops change: expressions are kept as they are (and not walked)
+
+    def stmt_For(self, s: N.For) -> N.Stmt:
+        body = self.visit_stmt(s.body)
+        kind = self.new if s.kind == self.old else s.kind
+        if body is s.body and kind == s.kind:
+            return s
+        return dataclasses.replace(s, kind=kind, body=body)
+
+
+def relabel_loops(func: N.PrimFunc, old: str, new: str) -> N.PrimFunc:
+    """``func`` with every loop of kind ``old`` made a loop of kind ``new`` (serial,
+    unrolled and vectorized loops mean the same computation: only the code differs).
+
+    Before (``relabel_loops(f, "vectorized", "serial")``)::
+
+        for i_1 in T.vectorized(8):
+            C[i_0 * 8 + i_1] = A[i_0 * 8 + i_1] + T.float32(1.0)
+
+    After::
+
+        for i_1 in range(8):
+            C[i_0 * 8 + i_1] = A[i_0 * 8 + i_1] + T.float32(1.0)
+    """
+    body = _Relabel(old, new).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)

@@ -14,6 +14,9 @@ from ..dsl import expr as E
 from ..dsl.tensor import Tensor
 from ..errors import CodegenError, LoweringError, UnknownKeywordError
 from ..ir import nodes as N
+from ..ir.passes import relabel_loops
+from ..ir.tir_transform import apply_lower_passes
+from ..ir.transform import PassContext
 from ..schedule.block_view import without_block_view
 from ..schedule.lower import lower_state
 from ..schedule.symbolic_schedule import symbolic_program
@@ -66,7 +69,8 @@ def lower(
     program = symbolic_program(inp, args)
     if program is not None:
         return lower_symbolic(program, name)
-    func = without_block_view(_lower_func(inp, args, name))
+    func = _lower_func(inp, args, name)
+    func = without_block_view(apply_lower_passes(func, PassContext.current().lower_passes()))
     return N.IRModule({func.name: func})
 
 
@@ -137,6 +141,10 @@ def build(
         args, target = None, args  # tvm.build(mod, "llvm")
     tgt = as_target(target)
     _check_tvm_keywords(tgt, target_host, binds, runtime)
+    context = PassContext.current()  # TVM's pass options, where they mean something here
+    instrument_bound_checkers = instrument_bound_checkers or context.flag(
+        "tir.instrument_bound_checkers"
+    )
     threads = num_threads if num_threads is not None else max(1, tgt.num_cores)
     if (
         not isinstance(threads, numbers.Integral)
@@ -158,6 +166,9 @@ def build(
     try:
         # lowering's target-free check is skipped: prepare verifies for the target, once
         func = _lower_func(inp, args, name, check=False)
+        func = apply_lower_passes(func, context.lower_passes())
+        if context.flag("tir.disable_vectorize"):
+            func = relabel_loops(func, "vectorized", "serial")
         if tgt.kind == "cuda":
             from .cuda_module import build_cuda  # noqa: PLC0415 - CUDA codegen on demand
 

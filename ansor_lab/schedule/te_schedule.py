@@ -26,6 +26,7 @@ from ..dsl.tensor import Operation, Tensor, multi_output_siblings
 from ..errors import ScheduleError
 from .cross_thread import thread_reduce_leaves
 from .state import State, derive_extents
+from .tir_out_of_scope import OutOfScopeStageSteps
 from .tir_schedule import Schedule as BlockSchedule
 from .trace import LoopRV, Trace
 
@@ -203,7 +204,7 @@ class Schedule:
         return self._tensor(self.engine.get(rv).name)
 
 
-class Stage:
+class Stage(OutOfScopeStageSteps):
     """``s[C]``: the stage computing one tensor inside a TE schedule."""
 
     def __init__(self, schedule: Schedule, block: str) -> None:

@@ -38,3 +38,48 @@ class TensorIntrin:
     def get(*args: Any, **kwargs: Any) -> None:
         """Not provided."""
         OutOfScopeSteps().tensorize()
+
+
+def _stage_refusal(name: str, why: str):
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise OutOfScopeError(f"Stage.{name} is not supported here: {why}")
+
+    refuse.__name__ = name
+    refuse.__doc__ = f"Not provided: {why}"
+    return refuse
+
+
+class OutOfScopeStageSteps:
+    """TE ``Stage`` primitives of TVM that ansor_lab does not have: each says what to write."""
+
+    double_buffer = _stage_refusal(
+        "double_buffer",
+        "it only overlaps a GPU's loads with its compute and never changes the result; "
+        "leave it out",
+    )
+    prefetch = _stage_refusal(
+        "prefetch",
+        "the CPU's hardware prefetchers follow the loops' strided accesses; leave it out "
+        "(the result is the same)",
+    )
+    env_threads = _stage_refusal(
+        "env_threads",
+        "bind the stage's own loops with s[T].bind(axis, te.thread_axis('threadIdx.x'))",
+    )
+    rolling_buffer = _stage_refusal(
+        "rolling_buffer",
+        "compute the producer at the consumer's loop (s[P].compute_at(s[C], axis)) for "
+        "a buffer the size of one tile",
+    )
+    transform_layout = _stage_refusal(
+        "transform_layout",
+        "use tir.Schedule(te.create_prim_func(...)).transform_layout(block, buffer, index_map)",
+    )
+    set_axis_separators = _stage_refusal(
+        "set_axis_separators", "buffers here are flat arrays in the order of their axes"
+    )
+    tensorize = _stage_refusal(
+        "tensorize",
+        "ansor_lab has no tensor intrinsics; vectorize the innermost spatial loop "
+        "(s[T].vectorize(axis)) and let LLVM pick the vector instructions",
+    )
