@@ -4,6 +4,7 @@ A face: it only re-exports. ``create_schedule`` and ``create_prim_func`` come fr
 schedule layer; everything else from ``ansor_lab.dsl``.
 """
 
+from .dsl.construct import as_expr as _as_expr
 from .dsl.dag import ComputeDAG
 from .dsl.expr import (
     Cast,
@@ -30,6 +31,7 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     ceil,
     cos,
     cosh,
+    div,
     erf,
     exp,
     exp2,
@@ -96,7 +98,7 @@ from .dsl.tensor import (
 )
 from .dsl.unsupported import comm_reducer, extern, scan
 from .schedule.create import create_prim_func
-from .schedule.te_schedule import Schedule, create_schedule
+from .schedule.te_schedule import Schedule, Stage, create_schedule
 
 __all__ = [
     "ComputeDAG",
@@ -187,4 +189,24 @@ __all__ = [
     "popcount",
     "shift_left",
     "shift_right",
+    "div",
+    "Stage",
+    "add",
+    "subtract",
+    "multiply",
 ]
+
+
+def add(lhs: object, rhs: object) -> PrimExpr:
+    """``lhs + rhs`` of expressions (TVM's ``te.add``; ``topi.add`` takes tensors)."""
+    return _as_expr(lhs) + rhs
+
+
+def subtract(lhs: object, rhs: object) -> PrimExpr:
+    """``lhs - rhs`` of expressions (TVM's ``te.subtract``)."""
+    return _as_expr(lhs) - rhs
+
+
+def multiply(lhs: object, rhs: object) -> PrimExpr:
+    """``lhs * rhs`` of expressions (TVM's ``te.multiply``)."""
+    return _as_expr(lhs) * rhs

@@ -28,6 +28,7 @@ from .dsl.expr import (
     Not,
     Or,
     PrimExpr,
+    Reduce,
     Sub,
     Var,
     const,
@@ -45,8 +46,10 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     atan,
     atanh,
     ceil,
+    ceildiv,
     cos,
     cosh,
+    div,
     erf,
     exp,
     exp2,
@@ -56,6 +59,7 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     floormod,
     indexdiv,
     indexmod,
+    likely,
     log,
     log1p,
     log2,
@@ -99,6 +103,7 @@ from .dsl.intrin_extra import (
     shift_right,
 )
 from .dsl.intrin_rules import CallEffectKind
+from .dsl.unsupported import comm_reducer
 from .errors import ScheduleError
 from .ir import stmt_functor, tir_transform as transform
 from .ir.nodes import (
@@ -249,4 +254,9 @@ __all__ = [
     "ForKind",
     "stmt_functor",
     "transform",
+    "div",
+    "ceildiv",
+    "likely",
+    "comm_reducer",
+    "Reduce",
 ]

@@ -326,3 +326,31 @@ def test_notebook_views_of_a_renamed_function():
     bundle = schedule_bundle(sch)
     assert "lowering failed" not in bundle["text/plain"] and "al-loopnest" in bundle["text/html"]
     assert _as_func(sch).name == "mm_relu" and _as_func(sch.mod) is sch.mod["mm_relu"]
+
+
+def test_small_expression_helpers_of_te_and_tir():
+    n = 37
+    A = te.placeholder((n,), "int32", name="A")
+    B = te.compute(
+        (n,),
+        lambda i: (
+            te.div(A[i], 4)
+            + tir.div(-A[i], 3)
+            + tir.ceildiv(i + 1, 5)
+            + te.multiply(te.add(A[i], 1), te.subtract(2, i))
+        ),
+        name="B",
+    )
+    C = te.compute((n,), lambda i: tir.if_then_else(tir.likely(A[i] > 0), A[i], 0), name="C")
+    s = te.create_schedule([B.op, C.op])
+    assert isinstance(s[B], te.Stage)
+    f = tvm.build(s, [A, B, C])
+    a = np.arange(-18, 19, dtype="int32")
+    b, c = tvm.nd.empty((n,), "int32"), tvm.nd.empty((n,), "int32")
+    f(tvm.nd.array(a), b, c)
+    i = np.arange(n)
+    trunc = lambda p, q: np.trunc(p / q).astype("int32")  # noqa: E731 - C's division
+    want = trunc(a, 4) + trunc(-a, 3) + (i + 1 + 4) // 5 + (a + 1) * (2 - i)
+    np.testing.assert_array_equal(b.numpy(), want)
+    np.testing.assert_array_equal(c.numpy(), np.maximum(a, 0))
+    assert tir.comm_reducer is te.comm_reducer and tir.Reduce.__name__ == "Reduce"

@@ -238,3 +238,18 @@ def min_value(dtype: str) -> E.PrimExpr:
     """The smallest value of ``dtype`` (-inf for floats)."""
     d = dtypes.canonical(dtype)
     return E.const(dtypes.min_value(d), d)
+
+
+def div(a: object, b: object) -> E.PrimExpr:
+    """``a / b`` as C computes it (TVM's ``tir.div``): truncating on integers."""
+    return E.binary(E.Div, a, b, "/")
+
+
+def ceildiv(a: object, b: object) -> E.PrimExpr:
+    """``ceil(a / b)`` of integers (TVM's ``tir.ceildiv``), as ``(a + b - 1) // b``."""
+    return _int_binary(E.FloorDiv, E.as_expr(a) + (E.as_expr(b) - 1), b, "ceildiv")
+
+
+def likely(cond: object) -> E.PrimExpr:
+    """``cond`` itself: TVM's branch hint, which changes no result."""
+    return E.as_expr(cond)
