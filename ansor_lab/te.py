@@ -93,10 +93,11 @@ from .dsl.tensor import (
     compute,
     placeholder,
     reduce_axis,
+    tag_scope,
     thread_axis,
     var,
 )
-from .dsl.unsupported import comm_reducer, extern, scan
+from .dsl.unsupported import comm_reducer, extern, gradient, hybrid, scan
 from .schedule.create import create_prim_func
 from .schedule.te_schedule import Schedule, Stage, create_schedule
 
@@ -194,6 +195,9 @@ __all__ = [
     "add",
     "subtract",
     "multiply",
+    "gradient",
+    "hybrid",
+    "tag_scope",
 ]
 
 

@@ -354,3 +354,31 @@ def test_small_expression_helpers_of_te_and_tir():
     np.testing.assert_array_equal(b.numpy(), want)
     np.testing.assert_array_equal(c.numpy(), np.maximum(a, 0))
     assert tir.comm_reducer is te.comm_reducer and tir.Reduce.__name__ == "Reduce"
+
+
+def test_tag_scope_tags_the_computes_made_inside():
+    A = te.placeholder((4,), name="A")
+
+    @te.tag_scope(tag="elemwise")
+    def double(x):
+        return te.compute(x.shape, lambda i: x[i] * 2.0, name="double")
+
+    with te.tag_scope("broadcast"):
+        inner = te.compute((4,), lambda i: A[i] + 1.0, name="inner")
+        own = te.compute((4,), lambda i: A[i] - 1.0, name="own", tag="mine")
+        nested = double(A)
+    after = te.compute((4,), lambda i: A[i], name="after")
+    assert (inner.op.tag, own.op.tag, nested.op.tag, after.op.tag) == (
+        "broadcast",
+        "mine",
+        "elemwise",
+        "",
+    )
+
+
+@pytest.mark.parametrize("name, advice", [("gradient", "backward"), ("hybrid", "TVMScript")])
+def test_te_features_we_lack_say_what_to_write(name, advice):
+    from ansor_lab.errors import DSLError  # noqa: PLC0415
+
+    with pytest.raises(DSLError, match=advice):
+        getattr(te, name)(lambda: None)

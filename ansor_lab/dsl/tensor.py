@@ -353,6 +353,38 @@ def _arg_names(fcompute: Callable, ndim: int, name: str) -> list[str]:
     return [p.name for p in positional[:ndim]]
 
 
+#: tags of the ``te.tag_scope`` blocks entered, innermost last
+TAG_SCOPES: list[str] = []
+
+
+class tag_scope:  # noqa: N801 - TVM's name
+    """``with te.tag_scope("elemwise"):`` (or ``@te.tag_scope(tag="elemwise")`` on a
+    function): every ``te.compute`` made inside, without a tag of its own, gets ``tag``."""
+
+    def __init__(self, tag: str) -> None:
+        if not isinstance(tag, str):
+            raise DSLError(f"te.tag_scope(tag) takes a string, got {tag!r}")
+        self.tag = tag
+
+    def __enter__(self) -> tag_scope:
+        TAG_SCOPES.append(self.tag)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        TAG_SCOPES.pop()
+
+    def __call__(self, fn: Callable) -> Callable:
+        """As a decorator: ``fn`` runs inside the scope."""
+
+        def tagged(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        tagged.__name__ = getattr(fn, "__name__", "tagged")
+        tagged.__doc__ = fn.__doc__
+        return tagged
+
+
 def compute(
     shape: object,
     fcompute: Callable,
@@ -366,6 +398,8 @@ def compute(
     """
     from . import symbolic  # noqa: PLC0415 - symbolic builds on this module
 
+    if not tag and TAG_SCOPES:
+        tag = TAG_SCOPES[-1]  # te.tag_scope: the tag of every compute made inside it
     if symbolic.has_symbolic(shape):
         items = shape if isinstance(shape, (tuple, list)) else (shape,)
         dims = tuple(symbolic._dim_expr(d, f"compute {name!r}") for d in items)

@@ -73,3 +73,19 @@ def scan(*args: Any, **kwargs: Any) -> Any:
         "te.scan is not supported: write one te.compute per step, or run the recurrence "
         "in Python around a built step"
     )
+
+
+def gradient(*args: Any, **kwargs: Any) -> Any:
+    """Not supported: automatic differentiation of tensor expressions."""
+    raise DSLError(
+        "te.gradient is not supported: ansor_lab has no automatic differentiation; write "
+        "the backward computation as its own te.compute (its numpy reference checks it)"
+    )
+
+
+def hybrid(*args: Any, **kwargs: Any) -> Any:
+    """Not supported: TVM's hybrid script (superseded by TVMScript)."""
+    raise DSLError(
+        "te.hybrid is not supported: write the operator as a te.compute, or as TVMScript "
+        "(@T.prim_func, from ansor_lab.script import tir as T)"
+    )
