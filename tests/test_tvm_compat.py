@@ -382,3 +382,14 @@ def test_te_features_we_lack_say_what_to_write(name, advice):
 
     with pytest.raises(DSLError, match=advice):
         getattr(te, name)(lambda: None)
+
+
+def test_schedule_work_on_names_its_function():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+    sch = tir.Schedule(tvm.IRModule({"double": te.create_prim_func([A, B])}))
+    sch.work_on("double")
+    sch.vectorize(sch.get_loops(sch.get_block("B"))[0])
+    assert "T.vectorized(8)" in sch.mod.script()
+    with pytest.raises(ScheduleError, match=r"tir\.Schedule\(mod\['main'\]\)"):
+        sch.work_on("main")

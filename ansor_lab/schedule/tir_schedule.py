@@ -253,6 +253,16 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         """The name of the scheduled function ("main" unless its IRModule named it)."""
         return self.func.name if self.func is not None else "main"
 
+    def work_on(self, func_name: str) -> None:
+        """Schedule function ``func_name`` (TVM's ``work_on``): the one function this
+        schedule holds, so it checks the name; for another function of a module, make a
+        schedule of it, ``tir.Schedule(mod[func_name])``."""
+        if func_name != self.func_name:
+            raise ScheduleError(
+                f"work_on({func_name!r}): this schedule holds function {self.func_name!r} "
+                f"only; schedule the other one with tvm.tir.Schedule(mod[{func_name!r}])"
+            )
+
     @property
     def mod(self) -> N.IRModule:
         """The program of the current state, as an IRModule under ``func_name``.
