@@ -15,8 +15,8 @@ from ansor_lab import te, topi
 nn = topi.nn
 
 
-def _x(shape: tuple, name: str = "x") -> te.Tensor:
-    return te.placeholder(shape, name=name)
+def _x(shape: tuple, name: str = "x", dtype: str = "float32") -> te.Tensor:
+    return te.placeholder(shape, name=name, dtype=dtype)
 
 
 def _positive(x: te.Tensor) -> te.Tensor:
@@ -43,6 +43,22 @@ def _binary(op, positive_b: bool = False):
     def build():
         a, b = _x((11, 1, 9), "a"), _x((5, 1), "b")  # broadcasts to (11, 5, 9)
         return [a, b, op(a, _positive(b) if positive_b else b)]
+
+    return build
+
+
+def _int_unary(op):
+    def build():
+        x = _x((7, 13), dtype="int32")
+        return [x, op(x)]
+
+    return build
+
+
+def _int_binary(op):
+    def build():
+        a, b = _x((11, 1, 9), "a", "int32"), _x((5, 1), "b", "int32")
+        return [a, b, op(a, b)]  # shifts by any amount: out of range gives 0 (or the sign)
 
     return build
 
@@ -167,6 +183,32 @@ CASES = {
     "sigmoid": _unary(topi.sigmoid),
     "clip": _unary(lambda x: topi.clip(x, -0.3, 0.4)),
     "cast": _unary(lambda x: topi.cast(x, "float64")),
+    "sin": _unary(topi.sin),
+    "cos": _unary(topi.cos),
+    "tan": _unary(topi.tan),
+    "sinh": _unary(topi.sinh),
+    "cosh": _unary(topi.cosh),
+    "atan": _unary(topi.atan),
+    "asinh": _unary(topi.asinh),
+    "asin": _unary(lambda x: topi.asin(topi.multiply(x, 0.5))),
+    "acos": _unary(lambda x: topi.acos(topi.multiply(x, 0.5))),
+    "atanh": _unary(lambda x: topi.atanh(topi.multiply(x, 0.5))),
+    "acosh": _unary(lambda x: topi.acosh(topi.add(topi.abs(x), 1.0))),
+    "trunc": _unary(lambda x: topi.trunc(topi.multiply(x, 7.0))),
+    "fast_exp": _unary(topi.fast_exp),
+    "fast_tanh": _unary(topi.fast_tanh),
+    "fast_erf": _unary(topi.fast_erf),
+    "isnan": _unary(lambda x: topi.isnan(topi.log(x))),  # NaN where x < 0
+    "isinf": _unary(lambda x: topi.isinf(topi.divide(1.0, topi.floor(x)))),  # 1/0 where 0 <= x < 1
+    "isfinite": _unary(lambda x: topi.isfinite(topi.log(x))),
+    "log2": _positive_unary(topi.log2),
+    "log10": _positive_unary(topi.log10),
+    "bitwise_not": _int_unary(topi.bitwise_not),
+    "bitwise_and": _int_binary(topi.bitwise_and),
+    "bitwise_or": _int_binary(topi.bitwise_or),
+    "bitwise_xor": _int_binary(topi.bitwise_xor),
+    "left_shift": _int_binary(topi.left_shift),
+    "right_shift": _int_binary(topi.right_shift),
     "log": _positive_unary(topi.log),
     "sqrt": _positive_unary(topi.sqrt),
     "rsqrt": _positive_unary(topi.rsqrt),

@@ -43,6 +43,7 @@ import ansor_lab as tvm
 from ansor_lab.dsl.reference import evaluate
 from ansor_lab.dsl.tensor import PlaceholderOp
 from ansor_lab.schedule import te_schedule, tir_schedule
+from ansor_lab.schedule.tir_out_of_scope import OutOfScopeStageSteps
 
 IDS = [ex.name for ex in EXAMPLES]
 
@@ -65,13 +66,19 @@ READ_ONLY = {
         "replay",
         "seed",
         "show",
+        "work_on",  # checks the name of the one function a schedule holds
         # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
         "blockize",
         "tensorize",
     },
     te_schedule.Schedule: set(),
     # set_store_predicate only accepts the thread-0 store a cross-thread reduction already has
-    te_schedule.Stage: {"loop", "set_store_predicate"},
+    te_schedule.Stage: {
+        "loop",
+        "set_store_predicate",
+        # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
+        *(name for name in vars(OutOfScopeStageSteps) if not name.startswith("_")),
+    },
 }
 
 
