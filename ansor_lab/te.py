@@ -4,7 +4,6 @@ A face: it only re-exports. ``create_schedule`` and ``create_prim_func`` come fr
 schedule layer; everything else from ``ansor_lab.dsl``.
 """
 
-from .dsl.construct import as_expr as _as_expr
 from .dsl.dag import ComputeDAG
 from .dsl.expr import (
     Cast,
@@ -22,6 +21,7 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     abs,
     acos,
     acosh,
+    add,
     all,
     any,
     asin,
@@ -49,6 +49,7 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     max_value,
     min,
     min_value,
+    multiply,
     nearbyint,
     pow,
     power,
@@ -58,6 +59,7 @@ from .dsl.intrin import (  # the float functions beyond the first ten
     sin,
     sinh,
     sqrt,
+    subtract,
     sum,
     tan,
     tanh,
@@ -199,18 +201,3 @@ __all__ = [
     "hybrid",
     "tag_scope",
 ]
-
-
-def add(lhs: object, rhs: object) -> PrimExpr:
-    """``lhs + rhs`` of expressions (TVM's ``te.add``; ``topi.add`` takes tensors)."""
-    return _as_expr(lhs) + rhs
-
-
-def subtract(lhs: object, rhs: object) -> PrimExpr:
-    """``lhs - rhs`` of expressions (TVM's ``te.subtract``)."""
-    return _as_expr(lhs) - rhs
-
-
-def multiply(lhs: object, rhs: object) -> PrimExpr:
-    """``lhs * rhs`` of expressions (TVM's ``te.multiply``)."""
-    return _as_expr(lhs) * rhs

@@ -253,3 +253,18 @@ def ceildiv(a: object, b: object) -> E.PrimExpr:
 def likely(cond: object) -> E.PrimExpr:
     """``cond`` itself: TVM's branch hint, which changes no result."""
     return E.as_expr(cond)
+
+
+def add(lhs: object, rhs: object) -> E.PrimExpr:
+    """``lhs + rhs`` of expressions (TVM's ``te.add``; ``topi.add`` takes tensors)."""
+    return E.as_expr(lhs) + rhs
+
+
+def subtract(lhs: object, rhs: object) -> E.PrimExpr:
+    """``lhs - rhs`` of expressions (TVM's ``te.subtract``)."""
+    return E.as_expr(lhs) - rhs
+
+
+def multiply(lhs: object, rhs: object) -> E.PrimExpr:
+    """``lhs * rhs`` of expressions (TVM's ``te.multiply``)."""
+    return E.as_expr(lhs) * rhs

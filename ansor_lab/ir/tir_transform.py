@@ -14,6 +14,7 @@ from typing import Any
 
 from . import nodes as N
 from .simplify import simplify_stmt
+from .transform import PassContext
 
 
 class PrimFuncPass:
@@ -26,8 +27,6 @@ class PrimFuncPass:
 
     def __call__(self, mod: N.IRModule) -> N.IRModule:
         """The module with each function replaced by what the pass returned for it."""
-        from .transform import PassContext  # noqa: PLC0415 - transform names this class
-
         if isinstance(mod, N.PrimFunc):
             mod = N.IRModule({mod.name: mod})
         out = {}
