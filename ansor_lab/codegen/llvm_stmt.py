@@ -109,18 +109,19 @@ class StmtEmitter:
             copy = transpose_copy.match(s, self.flat_index)
             if copy is not None:  # a layout-changing copy: rows in, shuffles, columns out
                 transpose_copy.emit(self, copy, memory_type)
+                detail = {
+                    "collapsed": "*".join(lp.loop_var.name for lp in reversed(copy.collapsed)),
+                    "blocks": copy.extent // copy.lanes,
+                }
+                if copy.groups > 1:
+                    detail["column groups"] = copy.groups
                 self.ctx.report(
                     LoopReport(
                         copy.vector.loop_var.name,
-                        "vectorized",
-                        copy.lanes,
+                        copy.vector.kind,
+                        copy.lanes * copy.groups,
                         f"transposed copy {copy.lanes}x{copy.lanes}",
-                        {
-                            "collapsed": "*".join(
-                                lp.loop_var.name for lp in reversed(copy.collapsed)
-                            ),
-                            "blocks": copy.extent // copy.lanes,
-                        },
+                        detail,
                     )
                 )
                 return

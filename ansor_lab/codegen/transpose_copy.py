@@ -13,6 +13,11 @@ reads the source contiguously, the same elements can be read as L rows of L cont
 elements, transposed in registers (log2 L rounds of two-input shuffles) and written as L
 contiguous vectors. The best tuned convolutions of a log ran 1.34-1.36x faster (Zen 5).
 
+The innermost loop may also be wider than a register (a 48-wide dense weight panel: three
+column groups of 16, each transposed on its own) or a plain serial loop: a copy between
+two buffers gives the same result in any order, and a search that left the panel's loop
+unvectorized ran a scalar strided copy (a BERT dense layer: 8.1 -> 6.7 ms, Zen 4).
+
 ``match`` recognises the loop nest; ``emit`` writes it. They touch exactly the elements
 the loops name, each once, so the result is the loops' result whatever the strides; the
 loops are reordered (the walk innermost), which is why every element must be written by
@@ -32,6 +37,7 @@ from ..ir.simplify import linear_form, simplify_expr
 
 MAX_VECTOR_BYTES = 64  # one AVX-512 register per row: L rows stay in the register file
 MIN_LANES = 4
+MAX_GROUPS = 16  # a wider vector loop is copied as up to 16 register-wide column groups
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,8 @@ class TransposeCopy:
     collapsed: tuple  # loops walked as one, innermost (source stride 1) first
     vector: N.For
     store: N.BufferStore
-    lanes: int
+    lanes: int  # lanes of one register: the transposed blocks are lanes x lanes
+    groups: int  # the vector loop is ``groups`` register-wide column groups side by side
     extent: int  # iterations of the collapsed walk, a multiple of ``lanes``
     src_stride: int  # source elements between lanes (between rows)
     dst_stride: int  # destination elements between steps of the walk (between columns)
@@ -63,26 +70,32 @@ def match(s: N.For, flat_index) -> TransposeCopy | None:
         loops.append(body)
         body = body.body
     vector, loops = loops[-1], loops[:-1]
-    if not loops or vector.kind != "vectorized" or not isinstance(body, N.BufferStore):
+    # A serial innermost loop qualifies too: a copy between two buffers gives the same
+    # result in any order, and the search leaves many weight panels unvectorized
+    if (
+        not loops
+        or vector.kind not in ("vectorized", "serial")
+        or not isinstance(body, N.BufferStore)
+    ):
         return None
     store = body
     load = store.value
     if (
         not isinstance(load, N.BufferLoad)
-        or load.buffer is store.buffer
+        or load.buffer == store.buffer
         or load.dtype != store.buffer.dtype
         or store.buffer.dtype == "bool"
     ):
         return None
     if any(lp.kind not in ("serial", "unrolled") for lp in loops):
         return None
-    lanes = _const(vector.extent)
-    if (
-        lanes is None
-        or lanes < MIN_LANES
-        or lanes & (lanes - 1)
-        or lanes * dtypes.itemsize(store.buffer.dtype) > MAX_VECTOR_BYTES
-    ):
+    width = _const(vector.extent)
+    if width is None:
+        return None
+    # a vector loop wider than a register (a 48-wide weight panel) is several columns of
+    # register-wide blocks: each transposed on its own
+    lanes = min(width, MAX_VECTOR_BYTES // dtypes.itemsize(store.buffer.dtype))
+    if lanes < MIN_LANES or lanes & (lanes - 1) or width % lanes or width // lanes > MAX_GROUPS:
         return None
     nest = loops + [vector]
     if any(_const(lp.min) != 0 or _const(lp.extent) is None for lp in nest):
@@ -128,7 +141,15 @@ def match(s: N.For, flat_index) -> TransposeCopy | None:
     if extent % lanes:
         return None
     return TransposeCopy(
-        tuple(rest), tuple(chain), vector, store, lanes, extent, s_of(vector), d_of(chain[0])
+        tuple(rest),
+        tuple(chain),
+        vector,
+        store,
+        lanes,
+        width // lanes,
+        extent,
+        s_of(vector),
+        d_of(chain[0]),
     )
 
 
@@ -190,19 +211,21 @@ def _emit_blocks(fb, m: TransposeCopy, memory_type) -> None:
     align = dtypes.itemsize(m.store.buffer.dtype)
     masks = ir.VectorType(ir.IntType(32), m.lanes)
     with _counted(fb, m.collapsed[0].loop_var.name, m.extent, i64, step=m.lanes) as w0:
-        rows = []
-        for j in range(m.lanes):
-            off = b.add(w0, ir.Constant(i64, j * m.src_stride))
-            rows.append(b.load(b.gep(src0, [off], source_etype=mt), typ=vt, align=align))
-        for rnd in transpose_rounds(m.lanes):
-            new = list(rows)
-            for j, p, lo, hi in rnd:
-                new[j] = b.shuffle_vector(rows[j], rows[p], ir.Constant(masks, lo))
-                new[p] = b.shuffle_vector(rows[j], rows[p], ir.Constant(masks, hi))
-            rows = new
-        for c in range(m.lanes):
-            off = b.mul(b.add(w0, ir.Constant(i64, c)), ir.Constant(i64, m.dst_stride))
-            b.store(rows[c], b.gep(dst0, [off], source_etype=mt), align=align)
+        for g in range(m.groups):  # lanes g*L .. g*L+L-1 of the vector loop
+            rows = []
+            for j in range(m.lanes):
+                off = b.add(w0, ir.Constant(i64, (g * m.lanes + j) * m.src_stride))
+                rows.append(b.load(b.gep(src0, [off], source_etype=mt), typ=vt, align=align))
+            for rnd in transpose_rounds(m.lanes):
+                new = list(rows)
+                for j, p, lo, hi in rnd:
+                    new[j] = b.shuffle_vector(rows[j], rows[p], ir.Constant(masks, lo))
+                    new[p] = b.shuffle_vector(rows[j], rows[p], ir.Constant(masks, hi))
+                rows = new
+            for c in range(m.lanes):
+                off = b.mul(b.add(w0, ir.Constant(i64, c)), ir.Constant(i64, m.dst_stride))
+                off = b.add(off, ir.Constant(i64, g * m.lanes))
+                b.store(rows[c], b.gep(dst0, [off], source_etype=mt), align=align)
 
 
 def _counted(fb, name: str, extent: int, ty: ir.IntType, step: int = 1):

@@ -91,16 +91,16 @@ def test_plain_transpose_with_the_row_loop_inside():
     np.testing.assert_array_equal(b, a.T)
 
 
-@pytest.mark.parametrize("case", ["ragged", "two_lanes", "wide", "arithmetic", "outer_only"])
+@pytest.mark.parametrize("case", ["ragged", "two_lanes", "uneven", "arithmetic", "outer_only"])
 def test_nests_that_do_not_fit_keep_the_generic_path(case):
     lanes, c_in, dtype = 16, 16, "float32"
     if case == "ragged":
         c_in = 5  # 45 collapsed iterations: not whole blocks of 16
     elif case == "two_lanes":
         lanes = 2
-    elif case == "wide":
-        dtype = "float64"  # 16 doubles: rows wider than one 64-byte register
-    if case in ("ragged", "two_lanes", "wide"):
+    elif case == "uneven":
+        lanes = 24  # 24 floats: one and a half 16-lane registers
+    if case in ("ragged", "two_lanes", "uneven"):
         sch = _panel(lanes, c_in, dtype)
         want = _panel_reference
     else:
@@ -173,3 +173,50 @@ def test_only_nests_that_write_each_element_once_are_reordered():
     assert _injective([(16, 4), (1, 16), (64, 1), (0, 1)])  # unit loops do not count
     assert not _injective([(1, 16), (8, 4)])  # rows overlap
     assert not _injective([(1, 16), (0, 3)])  # the same element written three times
+
+
+def _dense_panel(width: int, kind: str, dtype: str = "float32"):
+    """The dense sketch's weight panel: ``panel[k, j] = w[j0 * width + j, k]``."""
+    w = te.placeholder((2 * width, 64), name="w", dtype=dtype)
+    p = te.compute((2, 64, width), lambda j0, k, j: w[j0 * width + j, k], name="panel")
+    sch = tir.Schedule(te.create_prim_func([w, p]))
+    if kind == "vectorized":
+        sch.vectorize(sch.get_loops(sch.get_block("panel"))[-1])
+    return sch, w
+
+
+@pytest.mark.parametrize(
+    "width,kind,dtype,lanes,groups",
+    [
+        (48, "vectorized", "float32", 16, 3),  # three registers side by side
+        (16, "vectorized", "float64", 8, 2),  # 16 doubles: two 64-byte registers
+        (32, "serial", "float32", 16, 2),  # left unvectorized by the schedule
+        (8, "serial", "float32", 8, 1),
+        (256, "serial", "float32", 16, 16),
+    ],
+)
+def test_panels_wider_than_a_register_or_serial_are_copied_in_column_groups(
+    width, kind, dtype, lanes, groups
+):
+    sch, _ = _dense_panel(width, kind, dtype)
+    f = tvm.build(sch.mod, target="llvm")
+    detail = f"collapsed=k, blocks={64 // lanes}"
+    detail += f", column groups={groups}" if groups > 1 else ""
+    assert (
+        f"j (extent {width}): {kind} -> transposed copy {lanes}x{lanes} [{detail}]"
+        in f.loop_report()
+    )
+    w_np = _data((2 * width, 64), dtype, seed=4)
+    out = np.zeros((2, 64, width), dtype)
+    f(w_np, out)
+    np.testing.assert_array_equal(out, w_np.reshape(2, width, 64).transpose(0, 2, 1))
+
+
+def test_a_serial_copy_with_too_many_column_groups_stays_a_loop():
+    sch, _ = _dense_panel(272, "serial")  # 17 groups of 16: past MAX_GROUPS
+    f = tvm.build(sch.mod, target="llvm")
+    assert "transposed copy" not in f.loop_report()
+    w_np = _data((544, 64), "float32", seed=5)
+    out = np.zeros((2, 64, 272), "float32")
+    f(w_np, out)
+    np.testing.assert_array_equal(out, w_np.reshape(2, 272, 64).transpose(0, 2, 1))
