@@ -8,7 +8,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from ..ir import nodes as N
-from . import access as A, failures
+from . import access as A, failures, nan_flag_reduce
 from .llvm_types import (
     ALIGN,
     I1,
@@ -238,7 +238,11 @@ class MemoryEmitter:
 
     def stmt_BufferStore(self, s: N.BufferStore) -> None:
         buf = s.buffer
-        value = self.expr(s.value)
+        flagged = self.nan_flags.get(id(s)) if self.nan_flags else None
+        if flagged is not None:  # a min/max reduction's step (``nan_flag_reduce``)
+            value = nan_flag_reduce.flagged_value(self, *flagged)
+        else:
+            value = self.expr(s.value)
         self.check_access("write of", buf, s.indices)
         align = dtypes.itemsize(buf.dtype)
         how, addr = self.access(buf, s.indices)

@@ -12,7 +12,7 @@ from llvmlite import ir
 from ..dsl.visitor import STMT
 from ..errors import CodegenError
 from ..ir import nodes as N
-from . import horizontal_reduce, transpose_copy
+from . import horizontal_reduce, nan_flag_reduce, transpose_copy
 from .access import const_int, loop_bounds, not_vectorizable, vector_chunks
 from .llvm_types import MAX_UNROLL, LoopReport, Vector, llvm_type, memory_type
 
@@ -106,6 +106,12 @@ class StmtEmitter:
                     LoopReport(s.loop_var.name, "serial", hsum.lanes, "horizontal tree")
                 )
                 return
+            red = None if "fast" in self.flags else nan_flag_reduce.match(s)
+            if red is not None and id(red.store) not in self.nan_flags:
+                self._nan_flagged(s, red)
+                how = f"{'min' if red.is_min else 'max'} reduction, NaN test in a flag"
+                self.ctx.report(LoopReport(s.loop_var.name, s.kind, extent, how))
+                return
             copy = transpose_copy.match(s, self.flat_index)
             if copy is not None:  # a layout-changing copy: rows in, shuffles, columns out
                 transpose_copy.emit(self, copy, memory_type)
@@ -164,6 +170,17 @@ class StmtEmitter:
         if self.vec is not None:
             raise CodegenError("internal: a loop inside a vectorized loop body")
         self.serial_loop(s)
+
+    def _nan_flagged(self, s: N.For, red) -> None:
+        """The min/max reduction nest ``s`` with its NaN test in a flag (``nan_flag_reduce``)."""
+        flag = self.alloca_builder.alloca(ir.IntType(1), name="nan_flag")
+        self.b.store(ir.Constant(ir.IntType(1), 1), flag)
+        self.nan_flags[id(red.store)] = (red, flag)
+        try:
+            self.stmt(s)  # the loops as usual; the store asks ``nan_flags`` for its value
+        finally:
+            del self.nan_flags[id(red.store)]
+        nan_flag_reduce.finish(self, red, flag)
 
     @contextmanager
     def counted_loop(

@@ -63,6 +63,10 @@ _NEW_NAMES = {
 }
 
 
+#: the strings a float constructor accepts (TVM prints T.float32("inf") and "nan")
+_SPECIAL_FLOATS = ("inf", "-inf", "+inf", "nan", "-nan", "+nan", "infinity", "-infinity")
+
+
 class ExprParser:
     """Evaluates expression nodes; subclasses provide ``lookup`` and the T-namespace check."""
 
@@ -223,6 +227,13 @@ class ExprParser:
                     f"T.{name}() declares a shape variable: write it as its own statement "
                     f"(n = T.{name}()) and use n in T.match_buffer(a, (n,))",
                 )
+            if isinstance(args[0], str) and dtypes.is_float(name):
+                # TVM's printer writes the special values as strings: T.float32("-inf")
+                if args[0].strip().lower() not in _SPECIAL_FLOATS:
+                    raise self.source.error(
+                        node, f"T.{name}({args[0]!r}): a string names one of {_SPECIAL_FLOATS}"
+                    )
+                return const(float(args[0]), name)
             return (
                 cast(args[0], name)
                 if not isinstance(args[0], (int, float, bool))

@@ -54,7 +54,12 @@ def test_large_intermediates_live_on_the_heap_and_are_freed():
     assert '%"C" = call ptr @"aligned_alloc"(i64 64, i64 32768)' in ll
     assert 'call void @"free"(ptr %"B")' in ll
     assert 'call void @"free"(ptr %"C")' in ll
-    assert "alloca" not in ll  # nothing else to allocate: D is the output argument
+    # nothing else to allocate: D is the output argument (the max reduction's NaN flag is
+    # a one-bit alloca that becomes a register)
+    assert [ln.split("=")[1].strip() for ln in ll.splitlines() if "alloca" in ln] in (
+        [],
+        ["alloca i1"],
+    )
 
 
 def test_heap_intermediate_repeated_runs_are_stable():

@@ -1,0 +1,111 @@
+"""Min/max reduction nests emitted with their NaN test in a flag (``nan_flag_reduce``):
+the same results as numpy, NaN included wherever it enters (first, last, in the initial
+value), for max and min, either operand order, every float dtype; nests that do not fit
+keep ``llvm.maximum``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir, topi
+from ansor_lab.script import from_source
+
+
+def _pool(dtype: str = "float32", parallel: bool = False):
+    x = te.placeholder((1, 4, 12, 12), name="x", dtype=dtype)
+    out = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    sch = tir.Schedule(te.create_prim_func([x, out]))
+    if parallel:
+        sch.parallel(sch.get_loops(sch.get_block(out.op.name))[1])
+    return sch
+
+
+def _np_pool(x: np.ndarray) -> np.ndarray:
+    p = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    win = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(2, 3))[:, :, ::2, ::2]
+    return win.max(axis=(-2, -1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_max_pool_propagates_every_nan_like_numpy(dtype, parallel):
+    f = tvm.build(_pool(dtype, parallel).mod, target="llvm -num-cores=2")
+    assert "max reduction, NaN test in a flag" in f.loop_report()
+    ll = f.get_source("ll-unopt")
+    assert "nan_flag" in ll and "fcmp ord" in ll and "llvm.maximum" not in ll
+    x = np.random.default_rng(0).standard_normal((1, 4, 12, 12)).astype(dtype)
+    x[0, 0, 0, 0] = np.nan  # the first element of a window (and the only one of a row)
+    x[0, 1, 4, 5] = np.nan  # the last element of one window, the first of the next
+    x[0, 2, 11, 11] = np.nan  # the window at the corner
+    x[0, 3, 6, :] = np.inf
+    x[0, 3, 8, :3] = -np.inf
+    out = np.zeros((1, 4, 6, 6), dtype)
+    f(x, out)
+    want = _np_pool(x)
+    np.testing.assert_array_equal(out, want)  # NaN where numpy has NaN, nowhere else
+    assert np.isnan(out).sum() == np.isnan(want).sum() > 3
+
+
+def _row(kind: str, swapped: bool, init: str, value: str = "A[i, k]"):
+    """S[i] = init; for k: S[i] = op(S[i], value) (or op(value, S[i])), as TVMScript."""
+    step = f"T.{kind}({value}, S[i])" if swapped else f"T.{kind}(S[i], {value})"
+    src = f"""
+@T.prim_func
+def main(A: T.Buffer((5, 16), "float32"), S: T.Buffer((5,), "float32")):
+    for i in range(5):
+        S[i] = T.float32({init})
+        for k in range(16):
+            S[i] = {step}
+"""
+    return from_source(src)
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("swapped", [False, True])
+@pytest.mark.parametrize("init_nan", [False, True])
+def test_either_operand_order_and_a_nan_initial_value(kind, swapped, init_nan):
+    f = tvm.build(_row(kind, swapped, "'nan'" if init_nan else "0.5"), target="llvm")
+    assert f"k (extent 16): serial -> {kind} reduction, NaN test in a flag" in f.loop_report()
+    a = np.random.default_rng(1).uniform(-1, 1, (5, 16)).astype("float32")
+    a[1, 0] = a[2, 15] = a[3, 7] = np.nan
+    out = np.zeros(5, "float32")
+    f(a, out)
+    init = np.full((5, 1), np.nan if init_nan else 0.5, "float32")
+    want = (np.max if kind == "max" else np.min)(np.concatenate([init, a], axis=1), axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_nests_that_do_not_fit_keep_the_propagating_max():
+    # the value reads the running result: a stale non-NaN would leak into it
+    f = tvm.build(_row("max", False, "0.0", "A[i, k] + S[i] * T.float32(0.5)"), target="llvm")
+    assert "NaN test in a flag" not in f.loop_report()
+    assert "llvm.maximum" in f.get_source("ll-unopt")
+    a = np.random.default_rng(2).uniform(-1, 1, (5, 16)).astype("float32")
+    a[3, 4] = np.nan
+    out = np.zeros(5, "float32")
+    f(a, out)
+    want = np.zeros(5, "float32")
+    for r in range(5):
+        for c in range(16):
+            want[r] = np.maximum(want[r], a[r, c] + want[r] * np.float32(0.5))
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_different_element_per_iteration_is_not_a_reduction():
+    x = te.placeholder((64,), name="x")
+    y = te.placeholder((64,), name="y")
+    z = te.compute((64,), lambda i: te.max(x[i], y[i]), name="z")
+    f = tvm.build(tir.Schedule(te.create_prim_func([x, y, z])).mod, target="llvm")
+    assert "NaN test in a flag" not in f.loop_report()
+    a, b = np.arange(64, dtype="float32"), np.full(64, 10, "float32")
+    a[5] = np.nan
+    out = np.zeros(64, "float32")
+    f(a, b, out)
+    np.testing.assert_array_equal(out, np.maximum(a, b))
+
+
+def test_fast_math_keeps_its_own_max():
+    f = tvm.build(_pool().mod, target="llvm", fast_math=True)
+    assert "NaN test in a flag" not in f.loop_report()
