@@ -182,6 +182,11 @@ class OutOfScopeError(AnsorLabError, NotImplementedError):
     """A TVM name ansor_lab does not provide (relax, relay, tensorize...): says what to use."""
 
 
+class MissingOperatorError(OutOfScopeError, AttributeError):
+    """A TVM ``topi`` operator ansor_lab does not provide. An AttributeError too, so that
+    ``hasattr(topi.nn, name)`` stays False; the message names what to write instead."""
+
+
 class DiscardedResultWarning(UserWarning):
     """A computed buffer is not an argument: its work is done, its values are thrown away."""
 

@@ -62,8 +62,9 @@ from .elemwise import (
     tanh,
     trunc,
 )
+from .missing import missing_operator
 from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTargetNamespace
-from .reduction import max, min, sum
+from .reduction import all, any, argmax, argmin, max, min, prod, sum
 from .transform import concatenate, expand_dims, reshape, squeeze, transpose
 
 __all__ = [
@@ -131,6 +132,11 @@ __all__ = [
     "bitwise_xor",
     "left_shift",
     "right_shift",
+    "prod",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
 ]
 
 
@@ -138,4 +144,4 @@ def __getattr__(name: str):
     # topi.cuda.schedule_reduce, topi.x86..., topi.generic...: not provided, say what to write
     if name in _PER_TARGET:
         return _PerTargetNamespace(name)
-    raise AttributeError(f"module 'ansor_lab.topi' has no attribute {name!r}")
+    raise missing_operator("topi", name, __all__)

@@ -1,17 +1,34 @@
-"""Commutative reductions over axes: ``topi.sum``, ``topi.max``, ``topi.min``."""
+"""Reductions over axes, TVM's ``topi`` names: ``sum max min prod all any argmax argmin``.
+
+All of them reduce with the reducers the lowering, every backend and the auto-scheduler
+handle (sum, max, min), except ``prod``: a ``te.comm_reducer`` of a multiply, as TVM
+defines it, which lowers and builds as any ``te.comm_reducer`` does, but which the
+auto-scheduler refuses (a TaskError: it does not search tuple reductions).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-from ..dsl import intrin
+from ..dsl import dtypes, intrin
+from ..dsl.construct import const, logical_or, select
+from ..dsl.intrin_extra import isnan
 from ..dsl.tensor import Tensor, compute, reduce_axis
+from ..dsl.unsupported import comm_reducer
 from ..errors import DSLError
-from .tag import COMM_REDUCE
+from .tag import COMM_REDUCE, COMM_REDUCE_IDX
 from .utils import check_tensor, normalize_axes
 
-_REDUCERS = {"sum": intrin.sum, "max": intrin.max, "min": intrin.min}
+_REDUCERS = {
+    "sum": intrin.sum,
+    "max": intrin.max,
+    "min": intrin.min,
+    # TVM's prod is this comm_reducer (multiply, identity 1); it is a one-element tuple
+    # reducer here, which the lowering and the code generators already build
+    "prod": comm_reducer(lambda x, y: x * y, lambda dtype: const(1, dtype), name="prod"),
+}
 
 
 def comm_reduce(
@@ -48,16 +65,43 @@ def comm_reduce(
     return compute(out_shape, fcompute, name=name, tag=tag)
 
 
+def _reduced_index(full: tuple, axes: tuple, keepdims: bool) -> tuple:
+    """The index into a reduction's result of a full index of its input (the inverse of
+    the mapping in ``comm_reduce``): reduced positions become 0, or are dropped."""
+    if keepdims:
+        return tuple(0 if d in axes else e for d, e in enumerate(full))
+    return tuple(e for d, e in enumerate(full) if d not in axes)
+
+
+def _reduction_axes(data: Tensor, axis: Any, what: str) -> tuple[int, ...]:
+    """The checks every reduction shares; the sorted, distinct axes to reduce."""
+    check_tensor(data, f"{what}: data")
+    if data.ndim == 0:
+        raise DSLError(
+            f"{what}: data is 0-D; there is no axis to reduce. Pass a tensor of at least "
+            "one dimension (topi.expand_dims(x, 0) makes one)"
+        )
+    return normalize_axes(axis, data.ndim, what)
+
+
+def _refuse_bool(data: Tensor, what: str) -> None:
+    if data.dtype == "bool":
+        raise DSLError(f"{what} of a bool tensor: cast it with topi.cast(x, 'int32') first")
+
+
+def _copy(data: Tensor, name: str, tag: str) -> Tensor:
+    # numpy: reducing over no axis (axis=()) is a copy
+    return compute(data.shape, lambda *i: data[i], name=name, tag=tag)
+
+
 def _reduction(combiner: str, doc: str) -> Callable[..., Tensor]:
     def op(data: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-        check_tensor(data, f"topi.{combiner}: data")
-        if data.ndim == 0:
-            raise DSLError(f"topi.{combiner}: data is 0-D; there is no axis to reduce")
-        if combiner == "sum" and data.dtype == "bool":
-            raise DSLError("topi.sum of a bool tensor: cast it with topi.cast(x, 'int32') first")
-        axes = normalize_axes(axis, data.ndim, f"topi.{combiner}")
-        if not axes:  # numpy: reducing over no axis is a copy
-            return compute(data.shape, lambda *i: data[i], name=f"T_{combiner}", tag=COMM_REDUCE)
+        what = f"topi.{combiner}"
+        axes = _reduction_axes(data, axis, what)
+        if combiner in ("sum", "prod"):  # max / min of bools refuse in te.max / te.min
+            _refuse_bool(data, what)
+        if not axes:
+            return _copy(data, f"T_{combiner}", COMM_REDUCE)
         return comm_reduce(
             data.shape, axes, combiner, lambda idx: data[idx], keepdims, name=f"T_{combiner}"
         )
@@ -70,3 +114,113 @@ def _reduction(combiner: str, doc: str) -> Callable[..., Tensor]:
 sum = _reduction("sum", "Sum of ``data`` over ``axis`` (all axes when None), as numpy.sum.")
 max = _reduction("max", "Maximum of ``data`` over ``axis`` (all when None), as numpy.max.")
 min = _reduction("min", "Minimum of ``data`` over ``axis`` (all when None), as numpy.min.")
+prod = _reduction(
+    "prod",
+    "Product of ``data`` over ``axis`` (all axes when None), as numpy.prod (in the dtype "
+    "of ``data``: integers wrap around).",
+)
+
+
+def _logical(name: str, combiner: str, doc: str) -> Callable[..., Tensor]:
+    # te.max / te.min take no bool source, so the bools are reduced as int8 (0 / 1): all
+    # is their min, any their max, and the result is cast back to bool by a second op.
+    # Both are plain max / min reductions, which every backend and the search handle.
+    def op(data: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+        what = f"topi.{name}"
+        axes = _reduction_axes(data, axis, what)
+        if data.dtype != "bool":  # as TVM, which checks the dtype of tvm::all / tvm::any
+            raise DSLError(
+                f"{what} expects a bool tensor, got {data.dtype} tensor {data.name!r}; "
+                f"compare it first, e.g. te.compute(x.shape, lambda *i: x[i] != 0)"
+            )
+        if not axes:
+            return _copy(data, f"T_{name}", COMM_REDUCE)
+        as_int8 = comm_reduce(
+            data.shape,
+            axes,
+            combiner,
+            lambda idx: data[idx].astype("int8"),
+            keepdims,
+            name=f"T_{name}_int8",
+        )
+        return compute(
+            as_int8.shape, lambda *i: as_int8[i].astype("bool"), name=f"T_{name}", tag=COMM_REDUCE
+        )
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+all = _logical(
+    "all", "min", "Logical and of bool ``data`` over ``axis`` (all axes when None), as numpy.all."
+)
+any = _logical(
+    "any", "max", "Logical or of bool ``data`` over ``axis`` (all axes when None), as numpy.any."
+)
+
+
+def _arg_reduction(name: str, combiner: str, doc: str) -> Callable[..., Tensor]:
+    """argmax (``combiner`` "max") or argmin ("min") as two plain reductions, which the
+    search can schedule, where TVM uses one tuple reduction of (index, value) pairs:
+    the extremum first, then the first (or last) position that holds it."""
+
+    def op(
+        data: Tensor, axis: Any = None, keepdims: bool = False, select_last_index: bool = False
+    ) -> Tensor:
+        what = f"topi.{name}"
+        axes = _reduction_axes(data, axis, what)
+        _refuse_bool(data, what)
+        if not axes:  # each element is the extremum of its own one-element set
+            return compute(
+                data.shape, lambda *i: const(0, "int32"), name=f"T_{name}", tag=COMM_REDUCE_IDX
+            )
+        extremum = comm_reduce(
+            data.shape,
+            axes,
+            combiner,
+            lambda idx: data[idx],
+            keepdims,
+            name=f"T_{name}_{combiner}",
+            tag=COMM_REDUCE_IDX,
+        )
+        extents = [data.shape[a] for a in axes]
+        # the first matching position is the min over positions, the others counting as
+        # the element count (past the end); the last is the max, the others counting as
+        # -1. Every row holds its extremum, so the neutral value never reaches the result.
+        pick, neutral = ("max", -1) if select_last_index else ("min", math.prod(extents))
+
+        def position_if_extremum(full: tuple) -> Any:
+            value = data[full]
+            holds = value == extremum[_reduced_index(full, axes, keepdims)]
+            if dtypes.is_float(data.dtype):
+                # max / min propagate NaN, and NaN equals nothing: the NaN test makes the
+                # first NaN the answer, as numpy's argmax / argmin
+                holds = logical_or(holds, isnan(value))
+            position = full[axes[0]]
+            for a, extent in zip(axes[1:], extents[1:]):  # row-major over them, as TVM
+                position = position * extent + full[a]
+            return select(holds, position, const(neutral, "int32"))
+
+        return comm_reduce(
+            data.shape,
+            axes,
+            pick,
+            position_if_extremum,
+            keepdims,
+            name=f"T_{name}",
+            tag=COMM_REDUCE_IDX,
+        )
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+_ARG_DOC = (
+    "Index (int32) of the {kind} of ``data`` over ``axis``, as numpy.{name}: the first one, "
+    "or the last with ``select_last_index``; NaN counts as the {kind}. ``axis`` may be None "
+    "(every axis) or a tuple, as in TVM: the index then runs row-major over the reduced axes."
+)
+argmax = _arg_reduction("argmax", "max", _ARG_DOC.format(kind="maximum", name="argmax"))
+argmin = _arg_reduction("argmin", "min", _ARG_DOC.format(kind="minimum", name="argmin"))

@@ -91,6 +91,45 @@ def _depthwise():
     return [data, kernel, nn.depthwise_conv2d_nchw(data, kernel, 2, 1, 1)]
 
 
+def _conv1d(layout: str, groups: int = 1):
+    def build():
+        shape = (1, 6, 23) if layout == "NCW" else (1, 23, 6)
+        kshape = (9, 6 // groups, 3) if layout == "NCW" else (3, 6 // groups, 8)
+        data, kernel = _x(shape, "data"), _x(kshape, "kernel")
+        out = nn.conv1d(data, kernel, 2, 1, 1, groups=groups, data_layout=layout)
+        return [data, kernel, out]
+
+    return build
+
+
+def _conv1d_named(op, layout: str):
+    def build():
+        data = _x((1, 5, 17) if layout == "NCW" else (1, 17, 5), "data")
+        kernel = _x((7, 5, 3) if layout == "NCW" else (3, 5, 7), "kernel")
+        return [data, kernel, op(data, kernel, 1, "SAME", 2)]
+
+    return build
+
+
+def _conv3d(layout: str):
+    def build():
+        if layout == "NCDHW":
+            data, kernel = _x((1, 3, 5, 7, 6), "data"), _x((4, 3, 3, 3, 3), "kernel")
+            return [data, kernel, nn.conv3d_ncdhw(data, kernel, 1, 1, 1, 1)]
+        data, kernel = _x((1, 5, 7, 6, 3), "data"), _x((3, 3, 3, 3, 4), "kernel")
+        return [data, kernel, nn.conv3d_ndhwc(data, kernel, (1, 2, 1), 1, 1, 1)]
+
+    return build
+
+
+def _conv2d_transpose(k: int = 4, stride=2):
+    def build():
+        data, kernel = _x((1, 5, 7, 6), "data"), _x((5, 3, k, k), "kernel")
+        return [data, kernel, nn.conv2d_transpose_nchw(data, kernel, stride, 1, "float32", 1)]
+
+    return build
+
+
 def _dense():
     x, w, b = _x((3, 29), "x"), _x((13, 29), "w"), _x((13,), "b")
     return [x, w, b, nn.dense(x, w, b)]
@@ -144,6 +183,15 @@ def _reduce(op):
     def build():
         x = _x((5, 7, 11))
         return [x, op(x, axis=(0, 2), keepdims=True)]
+
+    return build
+
+
+def _logical_reduce(op):
+    def build():
+        x = _x((5, 7, 11))
+        positive = te.compute(x.shape, lambda *i: x[i] > 0.3, name="positive")
+        return [x, op(positive, axis=(0, 2), keepdims=True)]
 
     return build
 
@@ -225,6 +273,11 @@ CASES = {
     "sum": _reduce(topi.sum),
     "max": _reduce(topi.max),
     "min": _reduce(topi.min),
+    "prod": _reduce(topi.prod),
+    "all": _logical_reduce(topi.all),
+    "any": _logical_reduce(topi.any),
+    "argmax": lambda: (lambda x: [x, topi.argmax(x, axis=1)])(_x((5, 37))),
+    "argmin": _reduce(lambda x, **kw: topi.argmin(x, select_last_index=True, **kw)),
     "sum_long_row": _row_reduce_long,
     "transpose": lambda: (lambda x: [x, topi.transpose(x, (2, 0, 1))])(_x((3, 5, 7))),
     "reshape": lambda: (lambda x: [x, topi.reshape(x, (5, 21))])(_x((15, 7))),
@@ -251,6 +304,14 @@ CASES = {
     "nn.conv2d_nhwc": _conv_nhwc,
     "nn.conv2d": _conv_generic,
     "nn.group_conv2d_nchw": _group_conv,
+    "nn.conv1d": _conv1d("NCW", groups=3),
+    "nn.conv1d_nwc_grouped": _conv1d("NWC", groups=2),
+    "nn.conv1d_ncw": _conv1d_named(nn.conv1d_ncw, "NCW"),
+    "nn.conv1d_nwc": _conv1d_named(nn.conv1d_nwc, "NWC"),
+    "nn.conv3d_ncdhw": _conv3d("NCDHW"),
+    "nn.conv3d_ndhwc": _conv3d("NDHWC"),
+    "nn.conv2d_transpose_nchw": _conv2d_transpose(),
+    "nn.conv2d_transpose_nchw_ragged_taps": _conv2d_transpose(k=3, stride=(2, 3)),
     "nn.depthwise_conv2d_nchw": _depthwise,
     "nn.pool2d": _pool("pool2d"),
     "nn.max_pool2d": _pool("max"),
@@ -258,10 +319,17 @@ CASES = {
     "nn.global_pool": _pool("global"),
 }
 
+#: operators the auto-scheduler refuses, with the start of its error (tuple reductions)
+NOT_SEARCHED = {"prod": "op 'T_prod' is a tuple reduction (prod)"}
+
 #: public names that are helpers, not operators
 NOT_OPERATORS = {"nn", "tag", "testing", "utils", "get_pad_tuple"}
 
 
 def topi_cases() -> list[DagCase]:
-    """One DagCase per entry of ``CASES``."""
-    return [DagCase(f"topi.{name}", list(build())) for name, build in CASES.items()]
+    """One DagCase per entry of ``CASES`` the auto-scheduler searches."""
+    return [
+        DagCase(f"topi.{name}", list(build()))
+        for name, build in CASES.items()
+        if name not in NOT_SEARCHED
+    ]

@@ -12,11 +12,11 @@ import re
 
 import pytest
 from dag_gen import check_search, layer_norm, random_dag
-from dag_topi import CASES, NOT_OPERATORS, topi_cases
+from dag_topi import CASES, NOT_OPERATORS, NOT_SEARCHED, topi_cases
 from workloads import FAST_PARAMS, fast_options, make_task
 
 from ansor_lab import auto_scheduler, te, tir, topi
-from ansor_lab.errors import ScheduleError
+from ansor_lab.errors import ScheduleError, TaskError
 from ansor_lab.search.space import Candidate
 
 QUICK_SEEDS = [0, 1, 2, 3, 5, 8, 13, 14, 21, 32, 34, 55]
@@ -52,6 +52,14 @@ def test_every_topi_operator_has_a_case():
     ops = {n for n in topi.__all__ if n not in NOT_OPERATORS}
     ops |= {f"nn.{n}" for n in topi.nn.__all__ if n not in NOT_OPERATORS}
     assert ops <= set(CASES), f"topi operators without a fuzz case: {sorted(ops - set(CASES))}"
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SEARCHED))
+def test_operators_the_search_refuses_say_so_before_searching(name):
+    args = list(CASES[name]())
+    with pytest.raises(TaskError, match=re.escape(NOT_SEARCHED[name])) as err:
+        auto_scheduler.SketchPolicy(make_task(args))
+    assert "Schedule it by hand" in str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,10 @@
 """Neural-network operators (TVM's ``topi.nn``): convolutions, pools, dense, softmax..."""
 
+from ..missing import missing_operator
+from .conv1d import conv1d, conv1d_ncw, conv1d_nwc
 from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc
+from .conv2d_transpose import conv2d_transpose_nchw
+from .conv3d import conv3d_ncdhw, conv3d_ndhwc
 from .dense import batch_matmul, dense, matmul
 from .depthwise_conv2d import depthwise_conv2d_nchw
 from .elemwise import gelu, leaky_relu, relu
@@ -14,9 +18,15 @@ from .utils import get_pad_tuple
 __all__ = [
     "avg_pool2d",
     "batch_matmul",
+    "conv1d",
+    "conv1d_ncw",
+    "conv1d_nwc",
     "conv2d",
     "conv2d_nchw",
     "conv2d_nhwc",
+    "conv2d_transpose_nchw",
+    "conv3d_ncdhw",
+    "conv3d_ndhwc",
     "dense",
     "depthwise_conv2d_nchw",
     "gelu",
@@ -33,3 +43,8 @@ __all__ = [
     "relu",
     "softmax",
 ]
+
+
+def __getattr__(name: str):
+    # topi.nn.deformable_conv2d_nchw, topi.nn.lrn...: not provided, say what to write
+    raise missing_operator("topi.nn", name, __all__)

@@ -14,35 +14,42 @@ def get_pad_tuple(padding: Any, kernel: Any) -> tuple[int, int, int, int]:
     ``padding`` is an int, (pad_h, pad_w), (top, left, bottom, right), or "SAME"/"VALID"
     ("SAME" pads kernel-1 in total, more at the bottom/right, and ignores the stride, as TVM).
     """
+    begin, end = get_pad_tuple_generic(padding, kernel)
+    return begin + end  # type: ignore[return-value]
+
+
+def get_pad_tuple_generic(padding: Any, kernel: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(pad_begin, pad_end), one entry per spatial axis of ``kernel`` (its dilated sizes).
+
+    TVM's helper of the same name, for any number of spatial axes: ``padding`` is an int
+    (every side), one int per axis (both sides of it), two per axis (all the begins, then
+    all the ends: (front, top, left, back, bottom, right) in 3-D), or "SAME"/"VALID".
+    """
+    n = len(kernel)
     if isinstance(padding, str):
         mode = padding.upper()
         if mode == "VALID":
-            return (0, 0, 0, 0)
+            return (0,) * n, (0,) * n
         if mode == "SAME":
-            kh, kw = (get_const_int(k) for k in kernel)
-            pad_h, pad_w = kh - 1, kw - 1
-            top, left = (pad_h + 1) // 2, (pad_w + 1) // 2
-            return (top, left, pad_h - top, pad_w - left)
+            totals = [get_const_int(k) - 1 for k in kernel]
+            begin = tuple((t + 1) // 2 for t in totals)
+            return begin, tuple(t - b for t, b in zip(totals, begin))
         raise DSLError(f"padding {padding!r} is not understood; use 'SAME', 'VALID' or ints")
+    if isinstance(padding, (tuple, list)) and len(padding) == 1:
+        padding = padding[0]
     if isinstance(padding, (tuple, list)):
-        if len(padding) == 1:
-            padding = padding[0]
-        elif len(padding) == 2:
-            ph, pw = (get_const_int(p) for p in padding)
-            pads = (ph, pw, ph, pw)
-        elif len(padding) == 4:
-            pads = tuple(get_const_int(p) for p in padding)
-        else:
+        if len(padding) not in (n, 2 * n):
             raise DSLError(
-                f"padding {tuple(padding)!r} has {len(padding)} entries; pass an int, "
-                "(pad_h, pad_w) or (top, left, bottom, right)"
+                f"padding {tuple(padding)!r} has {len(padding)} entries; pass an int, one int "
+                f"per spatial axis ({n}) or two per axis ({2 * n}: the begins, then the ends)"
             )
-    if not isinstance(padding, (tuple, list)):
-        p = get_const_int(padding)
-        pads = (p, p, p, p)
-    if any(p < 0 for p in pads):
-        raise DSLError(f"padding {pads} has a negative entry; padding must be >= 0")
-    return pads  # type: ignore[return-value]
+        pads = [get_const_int(p) for p in padding]
+        begin, end = (pads, pads) if len(pads) == n else (pads[:n], pads[n:])
+    else:
+        begin = end = [get_const_int(padding)] * n
+    if any(p < 0 for p in begin + end):
+        raise DSLError(f"padding {tuple(begin + end)} has a negative entry; padding must be >= 0")
+    return tuple(begin), tuple(end)
 
 
 def check_positive(values: tuple, what: str, op: str) -> None:

@@ -10,6 +10,8 @@ from .conv2d import (
     dilate_python,
     group_conv2d_nchw_python,
 )
+from .conv2d_transpose import conv2d_transpose_nchw_python
+from .conv_nd import conv1d_ncw_python, conv3d_ncdhw_python, group_conv1d_ncw_python
 from .matmul import batch_matmul, dense, matmul
 from .nn import (
     gelu_python,
@@ -24,12 +26,16 @@ from .pooling import pool2d_python
 
 __all__ = [
     "batch_matmul",
+    "conv1d_ncw_python",
     "conv2d_nchw_python",
     "conv2d_nhwc_python",
+    "conv2d_transpose_nchw_python",
+    "conv3d_ncdhw_python",
     "dense",
     "depthwise_conv2d_python_nchw",
     "dilate_python",
     "gelu_python",
+    "group_conv1d_ncw_python",
     "group_conv2d_nchw_python",
     "layer_norm_python",
     "leaky_relu_python",

@@ -7,25 +7,37 @@ from typing import Any
 import numpy as np
 
 
+def ntuple(value: Any, n: int) -> tuple[int, ...]:
+    """An int or a 1- or n-sequence as n ints (one per spatial axis)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(int(value[0]) for _ in range(n)) if len(value) == 1 else tuple(map(int, value))
+    return (int(value),) * n
+
+
 def pair(value: Any) -> tuple[int, int]:
     """An int or a 1/2-sequence as (h, w)."""
-    if isinstance(value, (tuple, list)):
-        return (int(value[0]), int(value[0])) if len(value) == 1 else (int(value[0]), int(value[1]))
-    return (int(value), int(value))
+    return ntuple(value, 2)  # type: ignore[return-value]
+
+
+def pads_nd(padding: Any, dilated_kernel: tuple) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(begins, ends) per axis from an int, n ints, 2n ints (begins then ends) or a mode."""
+    n = len(dilated_kernel)
+    if isinstance(padding, str):
+        if padding.upper() == "VALID":
+            return (0,) * n, (0,) * n
+        totals = [k - 1 for k in dilated_kernel]
+        begins = tuple(-(-t // 2) for t in totals)
+        return begins, tuple(t - b for t, b in zip(totals, begins))
+    if isinstance(padding, (tuple, list)) and len(padding) == 2 * n:
+        return tuple(map(int, padding[:n])), tuple(map(int, padding[n:]))
+    each = ntuple(padding, n)
+    return each, each
 
 
 def pad4(padding: Any, dilated_kernel: tuple[int, int]) -> tuple[int, int, int, int]:
     """(top, left, bottom, right) from an int, (h, w), 4-tuple, or 'SAME' / 'VALID'."""
-    if isinstance(padding, str):
-        if padding.upper() == "VALID":
-            return (0, 0, 0, 0)
-        total_h, total_w = dilated_kernel[0] - 1, dilated_kernel[1] - 1
-        top, left = -(-total_h // 2), -(-total_w // 2)
-        return (top, left, total_h - top, total_w - left)
-    if isinstance(padding, (tuple, list)) and len(padding) == 4:
-        return tuple(int(p) for p in padding)  # type: ignore[return-value]
-    ph, pw = pair(padding)
-    return (ph, pw, ph, pw)
+    begins, ends = pads_nd(padding, dilated_kernel)
+    return begins + ends  # type: ignore[return-value]
 
 
 def acc_dtype(dtype: np.dtype) -> np.dtype:
