@@ -144,4 +144,4 @@ def __getattr__(name: str):
     # topi.cuda.schedule_reduce, topi.x86..., topi.generic...: not provided, say what to write
     if name in _PER_TARGET:
         return _PerTargetNamespace(name)
-    raise missing_operator("topi", name, __all__)
+    raise missing_operator(__name__, name, __all__)

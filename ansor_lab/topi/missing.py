@@ -15,9 +15,11 @@ def missing_operator(module: str, name: str, provided: list[str]) -> AttributeEr
     if name.startswith("__") and name.endswith("__"):
         return AttributeError(f"module {module!r} has no attribute {name!r}")
     public = ", ".join(sorted(n for n in provided if not n.startswith("_")))
+    short = module.removeprefix("ansor_lab.")  # the name TVM code writes: topi.nn
     return MissingOperatorError(
-        f"{module}.{name} is not provided by ansor_lab. Write the operator with te.compute "
+        f"module {module!r} has no attribute {name!r}: {short}.{name} is not provided by "
+        "ansor_lab. Write the operator with te.compute "
         "(reductions with te.sum / te.max / te.min over te.reduce_axis, padding with "
         "topi.nn.pad): the auto-scheduler tunes it like any topi operator. "
-        f"{module} provides: {public}"
+        f"{short} provides: {public}"
     )

@@ -47,4 +47,4 @@ __all__ = [
 
 def __getattr__(name: str):
     # topi.nn.deformable_conv2d_nchw, topi.nn.lrn...: not provided, say what to write
-    raise missing_operator("topi.nn", name, __all__)
+    raise missing_operator(__name__, name, __all__)
