@@ -4,7 +4,7 @@ Hypothesis draws a workload, one of its GPU sketches, the sampling seed and a fe
 mutations; the program must replay, or be dropped as invalid by the search's own filter
 (``gpu_check``), and every valid one must lower, split into kernels within the target's
 limits and (where the GPU emulator is in the checkout) compute the numpy reference.
-Quick tier: 20 programs; slow tier: 300.
+Quick tier: 20 programs; slow tier: 150.
 """
 
 from __future__ import annotations
@@ -64,8 +64,9 @@ def test_gpu_programs_quick(data):
     _record(run_case(data.draw))
 
 
+# 150 programs (82 s on 2 shared cores at 300): the suite stays under 20 minutes
 @pytest.mark.slow
-@settings(max_examples=300, phases=[Phase.generate], **COMMON)
+@settings(max_examples=150, phases=[Phase.generate], **COMMON)
 @given(data=st.data())
 def test_gpu_programs_thorough(data):
     _record(run_case(data.draw, thorough=True))
