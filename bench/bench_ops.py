@@ -79,14 +79,15 @@ def inputs_for(tensors) -> list[np.ndarray]:
 
 
 def output_for(tensors) -> np.ndarray:
-    """The zeroed output array, 64-byte aligned like the tuner's (and TVM's ``nd.empty``).
+    """The zeroed output array in the output's dtype (an argmax writes int32), 64-byte
+    aligned like the tuner's (and TVM's ``nd.empty``).
 
     numpy's own small arrays start on 16 bytes: a column sum that adds each row into its
     output took 63 us with an output 4 or 16 bytes off a 32-byte line and 47 us aligned, the
     same program, so an unaligned output made a seed look 1.45x slower than it is."""
     from ansor_lab.runtime.ndarray import aligned_empty  # noqa: PLC0415 - bench helper
 
-    out = aligned_empty(tuple(int(d) for d in tensors[-1].shape), "float32")
+    out = aligned_empty(tuple(int(d) for d in tensors[-1].shape), str(tensors[-1].dtype))
     out[...] = 0
     return out
 

@@ -174,7 +174,27 @@ def linear_form(e: E.PrimExpr) -> tuple[dict, int] | None:
             terms[node] = terms.get(node, 0) + scale
 
     add(e, 1)
+    # (a // c) * c + a % c is a, for floor and for truncated division alike: a fused axis
+    # split again (a 7x7 pooling window read as one run of 49, then split into vector
+    # lanes) indexes row a // 7, column a % 7, which is the flat offset a. Without this
+    # the lanes' offsets look unrelated and a contiguous read becomes a gather.
+    for node in [t for t in terms if type(t) in _DIV_OF_MOD]:
+        div = _DIV_OF_MOD[type(node)](node.a, node.b, node.dtype)
+        scale = terms.get(node, 0)
+        if (
+            scale
+            and isinstance(node.b, E.IntImm)
+            and node.b.value > 0
+            and div in terms
+            and terms[div] % node.b.value == 0
+            and terms[div] // node.b.value == scale
+        ):
+            del terms[node], terms[div]
+            add(node.a, scale)
     return {t: c for t, c in terms.items() if c != 0}, const
+
+
+_DIV_OF_MOD = {E.FloorMod: E.FloorDiv, E.Mod: E.Div}
 
 
 def _term_key(item: tuple) -> tuple:

@@ -21,8 +21,11 @@ states ``pragma_fp_reciprocal`` on the row loop: one division per row, multiplic
 
 The rule applies where it pays: the reduction's innermost axis is the contiguous (last)
 index of what it reads, and at most one input is reused across its outputs (row sums,
-norms, softmax, GEMV; not a matmul, which multi-level tiling serves). The number of
-lanes ``L`` is a searched choice among ``LANE_CHOICES`` dividing the axis's extent.
+norms, softmax, GEMV; not a matmul, which multi-level tiling serves). Trailing reduction
+axes read as one contiguous run (a global pooling's 7x7 window) are fused into one first.
+The number of lanes ``L`` is a searched choice among ``LANE_CHOICES`` (``lane_choices``):
+those dividing the extent, or where none of 16 or more does, wider ones with a guarded
+last round, which the code generator reads with a masked load.
 """
 
 from __future__ import annotations
@@ -57,9 +60,69 @@ def _moves(index: tuple, k: E.Var, axes: set) -> bool:
     return k in used and bool(axes & used)
 
 
-def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | None:
-    """``(axis name, lane choices)`` where ``st`` gains from partial results in vector
-    lanes over its last reduction axis, else None (see the module docstring)."""
+def _trailing_axes(state: State, st: Stage, reads: dict) -> tuple[E.Var, ...]:
+    """The reduction axes read as one contiguous run: the last one, and before it each
+    axis that indexes the dimension just outside in every read that uses it, over that
+    dimension's whole extent (a 7x7 window of ``x[n, c, rh, rw]`` is a run of 49; a
+    strided window, ``x[n, c, 2 * h + rh, ...]``, is not)."""
+    ks = [iv.var for iv in st.op.reduce_axis]
+    extents = derive_extents(st)
+    run = [ks[-1]]
+    for k in reversed(ks[:-1]):
+        inner = run[0]
+        depth = len(run)
+        for name, rs in reads.items():
+            shape = _shape(state, name)
+            for r in rs:
+                used = [p for p, i in enumerate(r) if any(v in E.free_vars(i) for v in ks)]
+                if not used:
+                    continue
+                ok = (
+                    shape is not None
+                    and len(r) > depth
+                    and r[-depth - 1] is k
+                    and r[-depth] is inner
+                    and all(extents.get(v.name) == d for v, d in zip(run, shape[-depth:]))
+                    and not any(k in E.free_vars(i) for i in r[: -depth - 1])
+                )
+                if not ok:
+                    return tuple(run)
+        run.insert(0, k)
+    return tuple(run)
+
+
+def _shape(state: State, name: str) -> tuple | None:
+    """The shape of stage ``name``'s tensor, as ints (None if not constant)."""
+    op = state.stages[name].op
+    shape = getattr(op, "shape", None) or tuple(iv.dom.extent for iv in op.axis)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        return None
+
+
+def lane_choices(extent: int) -> tuple[int, ...]:
+    """Lane counts for a reduction of ``extent``: those of ``LANE_CHOICES`` that divide it
+    and leave two rounds at least; where no count of 16 or more divides, the wider counts
+    anyway, the last round a masked tail (rows of 1000 or 49 would otherwise get 8 lanes,
+    one accumulator chain, or none). 8 is dropped where wider counts fit."""
+    choices = tuple(c for c in LANE_CHOICES if extent % c == 0 and extent // c >= 2)
+    if not any(c >= 2 * LANE_CHOICES[0] for c in choices):
+        wide = tuple(c for c in LANE_CHOICES[1:] if extent >= 2 * c)
+        choices = tuple(sorted(set(choices) | set(wide)))
+    if any(c >= 2 * LANE_CHOICES[0] for c in choices):
+        # 8 lanes are one accumulator chain (half an AVX-512 register): where more lanes
+        # fit, the 8-lane programs only fill the search's budget (a softmax's row max on 8
+        # lanes ran 1.4x slower than on 32 or 64); they stay where nothing wider fits
+        choices = tuple(c for c in choices if c > LANE_CHOICES[0])
+    return choices
+
+
+def vector_reduction(state: State, st: Stage) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """``(axis names, lane choices)`` where ``st`` gains from partial results in vector
+    lanes over its last reduction axes (fused first where there are several: they are
+    read as one contiguous run, ``_trailing_axes``), else None (see the module
+    docstring)."""
     op = st.op
     if not op.reduce_axis or len(op.body) != 1 or not isinstance(op.body[0], E.Reduce):
         return None
@@ -68,8 +131,8 @@ def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | N
     if any(p.op.attrs.get("ansor.rfactor") for p in state.producers(st.name)):
         return None  # the horizontal sum of partial results rfactor made
     k = op.reduce_axis[-1].var
-    extent = derive_extents(st).get(k.name)
-    if not isinstance(extent, int):
+    extents = derive_extents(st)
+    if not isinstance(extents.get(k.name), int):
         return None
     reads = _reads(state, st)
     with_k = [r for rs in reads.values() for r in rs if any(k in E.free_vars(i) for i in r)]
@@ -84,25 +147,27 @@ def vector_reduction(state: State, st: Stage) -> tuple[str, tuple[int, ...]] | N
     reused = [name for name, rs in reads.items() if any(_moves(r, k, long_axes) for r in rs)]
     if len(reused) > 1:
         return None
-    choices = tuple(c for c in LANE_CHOICES if extent % c == 0 and extent // c >= 2)
-    if any(c >= 2 * LANE_CHOICES[0] for c in choices):
-        # 8 lanes are one accumulator chain (half an AVX-512 register): where more lanes
-        # fit, the 8-lane programs only fill the search's budget (a softmax's row max on 8
-        # lanes ran 1.4x slower than on 32 or 64); they stay where nothing wider divides
-        choices = tuple(c for c in choices if c > LANE_CHOICES[0])
-    return (k.name, choices) if choices else None
+    axes = _trailing_axes(state, st, reads)
+    extent = 1
+    for v in axes:
+        extent *= extents[v.name]
+    choices = lane_choices(extent)
+    return (tuple(v.name for v in axes), choices) if choices else None
 
 
-def apply_vector_rfactor(sch: Schedule, block: str, axis: str, choices: tuple) -> None:
-    """Split ``axis`` as (ko, ki) with ki a sampled lane count, rfactor ki into a block of
-    partial results stored last (``[..., ki]``), loops ``spatial..., reductions..., ki``
-    so that ki is innermost (the post-processor vectorizes it), and state the
-    reassociation on that block."""
+def apply_vector_rfactor(sch: Schedule, block: str, axes: tuple, choices: tuple) -> None:
+    """Fuse ``axes`` (the trailing reduction axes, one contiguous run) into ``k``, split it
+    as (ko, ki) with ki a sampled lane count (a count that does not divide ``k`` leaves a
+    guarded last round, a masked tail), rfactor ki into a block of partial results stored
+    last (``[..., ki]``), loops ``spatial..., reductions..., ki`` so that ki is innermost
+    (the post-processor vectorizes it), and state the reassociation on that block."""
     b = sch.get_block(block)
     st = sch.state.stage(block)
     loops = sch.get_loops(b)
     loops = loops[len(loops) - len(st.leaves) :]  # its own (a stage computed at a loop
-    loop = loops[st.leaves.index(axis)]  # lists the loops around it first)
+    picked = [loops[st.leaves.index(a)] for a in axes]  # lists the loops around it first)
+    loop = sch.fuse(*picked) if len(picked) > 1 else picked[0]
+    axis = "*".join(axes)
     lanes = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))
     _, ki = sch.split(loop, [None, lanes])
     rf = sch.rfactor(ki, len(st.op.axis))
@@ -136,11 +201,11 @@ def vector_rfactor_alt(state: State, st: Stage) -> list:
     found = vector_reduction(state, st)
     if found is None:
         return []
-    axis, choices = found
+    axes, choices = found
     return [
         (
-            f"rfactor({axis}, vector lanes)",
-            lambda sch, b: apply_vector_rfactor(sch, b, axis, choices),
+            f"rfactor({'*'.join(axes)}, vector lanes)",
+            lambda sch, b: apply_vector_rfactor(sch, b, axes, choices),
         )
     ]
 
@@ -172,9 +237,10 @@ def row_tiled_alt(state: State, st: Stage) -> list:
     accumulator chains (measured on the BERT GEMV, CPU clock: 0.76-0.80 of the read
     bandwidth with one row, 0.86-0.88 with 2-8)."""
     found = vector_reduction(state, st)
-    if found is None or not _shares_a_vector(state, st, found[0]):
+    if found is None or not _shares_a_vector(state, st, found[0][-1]):
         return []
-    axis, choices = found
+    axes, choices = found
+    axis = "*".join(axes)
     extent = derive_extents(st).get(st.op.axis[-1].var.name)
     rows = tuple(c for c in ROW_CHOICES if isinstance(extent, int) and extent % c == 0)
     if not rows:
@@ -182,16 +248,16 @@ def row_tiled_alt(state: State, st: Stage) -> list:
     return [
         (
             f"rfactor({axis}, vector lanes x rows)",
-            lambda sch, b: apply_row_tiled_rfactor(sch, b, axis, choices, rows),
+            lambda sch, b: apply_row_tiled_rfactor(sch, b, axes, choices, rows),
         )
     ]
 
 
-def apply_row_tiled_rfactor(sch: Schedule, block: str, axis: str, choices: tuple, rows: tuple):
+def apply_row_tiled_rfactor(sch: Schedule, block: str, axes: tuple, choices: tuple, rows: tuple):
     """``apply_vector_rfactor``, then the partial-result block's last spatial loop split
     by a sampled row count, its inner part unrolled between the reduction and the lanes
     (loops ``..., jo, ko, ji, ki``)."""
-    apply_vector_rfactor(sch, block, axis, choices)
+    apply_vector_rfactor(sch, block, axes, choices)
     rf = sch.get_block(block + "_rf")
     rf_stage = sch.state.stage(block + "_rf")
     loops = sch.get_loops(rf)
@@ -214,9 +280,11 @@ def thread_split_alt(state: State, st: Stage, threads: int) -> list:
     reduction, rows alone would leave threads idle or split a row's stream. Offered where
     the outputs share a vector (GEMV-like, ``_shares_a_vector``) only."""
     found = vector_reduction(state, st)
-    if found is None or threads < 2 or not _shares_a_vector(state, st, found[0]):
+    if found is None or threads < 2 or len(found[0]) != 1:
+        return []
+    (axis,), _ = found
+    if not _shares_a_vector(state, st, axis):
         return []  # rows of a row reduction (softmax, norms) parallelize as they are
-    axis, _ = found
     extent = derive_extents(st).get(axis)
     if not isinstance(extent, int) or extent % threads:
         return []
@@ -249,7 +317,7 @@ def apply_thread_split(sch: Schedule, block: str, axis: str, threads: int, choic
         f"added by {block}",
     )
     rf_stage = sch.state.stage(rf_name)
-    apply_vector_rfactor(sch, rf_name, rf_stage.leaves[-1], choices)
+    apply_vector_rfactor(sch, rf_name, (rf_stage.leaves[-1],), choices)
 
 
 # --------------------------------------------------------------------------------------

@@ -67,6 +67,19 @@ def test_div_mod_of_tiled_index_under_bounds(ij):
     assert s((i + 1) // 1) == "i + 1" and s((i + 1) % 1) == "0"
 
 
+def test_a_quotient_and_its_remainder_recombine_into_the_dividend():
+    i, k = te.var("i"), te.var("k")
+    # a fused 7x7 window split into lanes reads row k // 7, column k % 7: offset k
+    assert s(i * 49 + (k // 7) * 7 + k % 7) == "i * 49 + k"
+    assert s(te.truncdiv(k + 3, 5) * 5 + te.truncmod(k + 3, 5)) == "k + 3"
+    assert s(((k * 2) // 3) * 6 + ((k * 2) % 3) * 2) == "k * 4"  # scaled by 2
+    # not a pair: a different divisor, a floor quotient with a truncated remainder, or
+    # the remainder's scale not the quotient's over the divisor
+    assert s((k // 7) * 7 + k % 5) == "k // 7 * 7 + k % 5"
+    assert s((k // 7) * 7 + te.truncmod(k, 7)) == "k // 7 * 7 + T.truncmod(k, 7)"
+    assert s((k // 7) * 14 + k % 7) == "k // 7 * 14 + k % 7"
+
+
 def test_div_mod_without_bounds_are_kept(ij):
     i, j, _ = ij
     # j may be negative or larger than 15 here, so nothing can be dropped

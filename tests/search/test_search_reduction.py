@@ -79,16 +79,73 @@ def test_the_vector_rule_applies_to_row_reductions_and_gemv_not_to_matmul():
         sch = make_task(tensors).make_schedule()
         return vector_reduction(sch.state, sch.state.stage(block))
 
-    assert applies(row_sum(4, 512), "S") == ("k", (16, 32, 64))
-    assert applies(row_sum(4, 24), "S") == ("k", (8,))  # nothing wider divides 24
+    assert applies(row_sum(4, 512), "S") == (("k",), (16, 32, 64))
+    assert applies(row_sum(4, 24), "S") == (("k",), (8,))  # 16 would leave one round
+    # nothing of 16 or more divides 1000: the wide counts, with a masked last round
+    assert applies(row_sum(4, 1000), "S") == (("k",), (16, 32, 64))
     x, w = te.placeholder((1, 96), name="x"), te.placeholder((40, 96), name="w")
     gemv = topi.nn.dense(x, w)
-    assert applies([x, w, gemv], gemv.op.name) == ("k", (16, 32))
+    assert applies([x, w, gemv], gemv.op.name) == (("k",), (16, 32))
     assert applies(matmul(32), "C") is None  # B[k, j]: k is not the contiguous index
     xb = te.placeholder((16, 96), name="xb")
     dense = topi.nn.dense(xb, w)  # both inputs reused across outputs: tiling serves it
     assert applies([xb, w, dense], dense.op.name) is None
     assert applies(row_sum(4, 13), "S") is None  # no lane count divides 13
+
+
+def test_a_global_pool_window_is_fused_into_one_run_read_with_a_masked_tail():
+    x = te.placeholder((1, 24, 7, 7), name="x")
+    pooled = topi.nn.global_pool(x, "avg")
+    sch = make_task([x, pooled]).make_schedule()
+    # the 7x7 window is 49 contiguous floats: one run, split into 16 lanes (3 full rounds
+    # and a masked one); 8 is dropped where 16 fits
+    assert vector_reduction(sch.state, sch.state.stage("adaptive_pool_sum")) == (
+        ("rv0", "rv1"),
+        (16,),
+    )
+    policy = policy_of([x, pooled])
+    k = sketch_named(policy, "adaptive_pool_sum: rfactor(rv0*rv1, vector lanes)")
+    for _ in range(4):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        f = tvm.build(sch.mod, target="llvm")
+        report = str(f.loop_report())
+        # the window's offset c * 49 + (k // 7) * 7 + k % 7 is read as contiguous lanes
+        assert "masked_loads=1" in report and "gathers" not in report, report
+
+
+def test_a_strided_window_or_a_partial_row_is_not_fused_with_the_axis_inside_it():
+    x = te.placeholder((2, 9, 40), name="x")
+    rh, rw = te.reduce_axis((0, 3), name="rh"), te.reduce_axis((0, 40), name="rw")
+    strided = te.compute(
+        (3,), lambda i: te.sum(x[0, 3 * i + rh, rw], axis=[rh, rw]), name="strided"
+    )
+    sch = make_task([x, strided]).make_schedule()
+    # rows 3i + rh are not one run with rw: only rw's 40, in 16 lanes and a masked tail
+    assert vector_reduction(sch.state, sch.state.stage("strided")) == (("rw",), (16,))
+    rh2, rw2 = te.reduce_axis((0, 9), name="rh2"), te.reduce_axis((0, 32), name="rw2")
+    part = te.compute((2,), lambda i: te.sum(x[i, rh2, rw2], axis=[rh2, rw2]), name="part")
+    sch = make_task([x, part]).make_schedule()
+    # rw2 covers 32 of a row's 40: rh2 and rw2 are not one run either
+    assert vector_reduction(sch.state, sch.state.stage("part")) == (("rw2",), (16,))
+    rw3 = te.reduce_axis((0, 40), name="rw3")
+    whole = te.compute((2,), lambda i: te.sum(x[i, rh2, rw3], axis=[rh2, rw3]), name="whole")
+    sch = make_task([x, whole]).make_schedule()
+    assert vector_reduction(sch.state, sch.state.stage("whole")) == (
+        ("rh2", "rw3"),
+        (16, 32, 64),  # 360 = 9 * 40: 8 divides, nothing wider does
+    )
+
+
+def test_rows_no_wide_lane_count_divides_are_exact_with_a_masked_tail():
+    policy = policy_of(row_sum(3, 1000))
+    k = sketch_named(policy, "S: rfactor(k, vector lanes)")
+    lanes = set()
+    for _ in range(6):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        lanes.add(sch.state.stage("S_rf").op.shape[-1])
+    assert lanes <= {16, 32, 64} and len(lanes) >= 2
 
 
 def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
