@@ -338,22 +338,29 @@ def _ancestors(state: State, st: Stage) -> list[Stage]:
 
 
 def row_fusion_loop(state: State, st: Stage) -> int | None:
-    """Position of ``st``'s row loop (all axes but the last) when ``st`` is a root
-    elementwise output that reads a reduction's result per row (a norm's mean, a
-    softmax's sum), else None."""
+    """Position of ``st``'s row loop when ``st`` is a root output that reads a
+    reduction's result per row, else None. For an elementwise output (a norm's output,
+    a softmax's ``exp / sum``) the row loop is all axes but the last; for a row
+    reduction (an argmax's position pass, which reads the row maximum) it is all its
+    spatial axes, the reduction running inside."""
     op = st.op
-    if op.reduce_axis or len(op.axis) < 2 or not st.is_root or any(st.relations):
-        return None
-    if not state.is_output(st):
+    if not st.is_root or any(st.relations) or not state.is_output(st):
         return None  # the output's row loop holds the whole chain; one place is enough
-    last = op.axis[-1].var
+    if op.reduce_axis:
+        if not op.axis or vector_reduction(state, st) is None:
+            return None  # a matmul reading a row statistic is tiled, not fused by rows
+        inner, at = {iv.var for iv in op.reduce_axis}, len(op.axis) - 1
+    else:
+        if len(op.axis) < 2:
+            return None
+        inner, at = {op.axis[-1].var}, len(op.axis) - 2
     for p in _ancestors(state, st):
         if not p.op.reduce_axis or state.is_output(p):
             continue
         for q in [p, *state.consumers(p.name)]:
             reads = effective_reads(state, st, q) if q is not st else []
-            if reads and all(last not in E.free_vars(i) for r in reads for i in r):
-                return len(op.axis) - 2
+            if reads and all(not inner & E.free_vars(i) for r in reads for i in r):
+                return at
     return None
 
 
@@ -370,6 +377,10 @@ def apply_row_fusion(sch: Schedule, block: str, at: int, vector: bool = False) -
     st = sch.state.stage(block)
     if _divides(st):  # the row is divided by its statistics: once per row, then multiply
         sch.annotate(sch.get_loops(sch.get_block(block))[at], RECIPROCAL, 1)
+    if vector and st.op.reduce_axis:  # a row reduction's own partial results, which the
+        found = vector_reduction(sch.state, st)  # loop below then computes per row too
+        if found is not None:
+            apply_vector_rfactor(sch, block, *found)
     if vector:
         for p in _ancestors(sch.state, st):
             found = vector_reduction(sch.state, p)
@@ -416,6 +427,8 @@ def row_fusion_alts(state: State, st: Stage) -> list:
     if at is None:
         return []
     fuse = [("fuse rows", lambda sch, b: apply_row_fusion(sch, b, at, vector=True))]
+    if st.op.reduce_axis:  # unfused, it keeps what the vector rule offers a reduction
+        return fuse + vector_rfactor_alt(state, st) + [("skip", lambda sch, b: None)]
     item = dtypes.itemsize(st.op.dtype)
     row_bytes = int(st.op.axis[-1].dom.extent) * item
     total = item

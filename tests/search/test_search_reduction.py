@@ -3,6 +3,7 @@ reductions that feed them; each sampled program is checked against the reference
 
 from __future__ import annotations
 
+import numpy as np
 from search_helpers import check_numeric
 from workloads import FAST_PARAMS, make_task, matmul, row_sum, softmax
 
@@ -146,6 +147,39 @@ def test_rows_no_wide_lane_count_divides_are_exact_with_a_masked_tail():
         check_numeric(sch, sch.args)
         lanes.add(sch.state.stage("S_rf").op.shape[-1])
     assert lanes <= {16, 32, 64} and len(lanes) >= 2
+
+
+def test_an_argmax_position_pass_is_fused_by_rows_with_the_row_maximum():
+    x = te.placeholder((6, 96), name="x")
+    out = topi.argmax(x, axis=1)
+    policy = policy_of([x, out])
+    names = [s.describe() for s in policy.sketches]
+    # the fused sketch is added; the unfused ones the vector rule offers stay
+    assert "T_argmax: fuse rows" in names
+    assert "T_argmax: rfactor(k1, vector lanes)" in names
+    k = sketch_named(policy, "T_argmax: fuse rows")
+    for _ in range(3):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        for name in ("T_argmax_max_rf", "T_argmax_max", "T_argmax_rf"):
+            chain = [s.name for s in sch.state.attach_chain(name)]
+            assert chain[-1] == "T_argmax", f"{name} is not in the row loop: {chain}"
+    data = np.random.default_rng(0).standard_normal((6, 96)).astype("float32")
+    data[2, 40] = np.nan  # the first NaN is the answer, as numpy's
+    data[4, 10] = data[4, 70] = 9.0  # the first of two maxima
+    got = np.zeros(6, "int32")
+    tvm.build(sch.mod, target="llvm")(data, got)
+    np.testing.assert_array_equal(got, np.argmax(data, axis=1))
+
+
+def test_a_matmul_reading_a_row_statistic_is_tiled_not_fused_by_rows():
+    x, w = te.placeholder((8, 32), name="x"), te.placeholder((16, 32), name="w")
+    k = te.reduce_axis((0, 32), name="k")
+    norm = te.compute((8,), lambda i: te.sum(x[i, k], axis=k), name="norm")
+    scaled = te.compute((8, 32), lambda i, j: x[i, j] / norm[i], name="scaled")
+    out = topi.nn.dense(scaled, w)
+    names = [s.describe() for s in policy_of([x, w, out]).sketches]
+    assert not any("fuse rows" in n for n in names), names
 
 
 def test_column_sums_accumulate_a_vector_of_partial_sums_across_rows():
