@@ -1,8 +1,9 @@
 """The operator library on the DSL, under TVM's names (``from ansor_lab import topi``).
 
 ``topi.nn`` holds the neural-network operators, ``topi.testing`` independent numpy
-references for each of them; broadcast, elementwise, reduction and layout operators sit
-at the top level. Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors``.
+references for each of them; broadcast, comparison and logical, elementwise, reduction,
+layout, slicing and indexing (take, gather, where...) operators sit at the top level.
+Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors``.
 """
 
 from . import nn, tag, testing, utils
@@ -62,10 +63,36 @@ from .elemwise import (
     tanh,
     trunc,
 )
+from .indexing import gather, gather_nd, one_hot, take, where
+from .logical import (
+    equal,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    not_equal,
+    sign,
+)
 from .missing import missing_operator
 from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTargetNamespace
 from .reduction import all, any, argmax, argmin, max, min, prod, sum
-from .transform import concatenate, expand_dims, reshape, squeeze, transpose
+from .slicing import flip, repeat, split, stack, strided_slice, tile
+from .transform import (
+    arange,
+    concatenate,
+    expand_dims,
+    full,
+    full_like,
+    layout_transform,
+    matmul,
+    reshape,
+    squeeze,
+    transpose,
+)
 
 __all__ = [
     "abs",
@@ -137,6 +164,33 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "greater",
+    "less",
+    "equal",
+    "not_equal",
+    "greater_equal",
+    "less_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "sign",
+    "where",
+    "full",
+    "full_like",
+    "take",
+    "gather",
+    "gather_nd",
+    "one_hot",
+    "strided_slice",
+    "split",
+    "stack",
+    "tile",
+    "repeat",
+    "flip",
+    "arange",
+    "layout_transform",
+    "matmul",
 ]
 
 

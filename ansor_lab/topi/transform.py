@@ -1,15 +1,19 @@
-"""Injective layout operators: transpose, reshape, concatenate, expand_dims, squeeze."""
+"""Injective layout operators: transpose, reshape, concatenate, expand_dims, squeeze,
+layout_transform; the creation operators full, full_like, arange; and TVM's plain
+``topi.matmul``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from ..dsl import expr as E
-from ..dsl.tensor import Tensor, compute
+import numpy as np
+
+from ..dsl import dtypes, expr as E, intrin
+from ..dsl.tensor import Tensor, compute, reduce_axis
 from ..errors import DSLError
-from .tag import INJECTIVE
-from .utils import check_tensor, get_const_int, normalize_axes, normalize_axis
+from .tag import ELEMWISE, INJECTIVE
+from .utils import check_tensor, get_const_int, get_const_tuple, normalize_axes, normalize_axis
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -180,3 +184,171 @@ def squeeze(a: Tensor, axis: Any = None) -> Tensor:
         return a[tuple(src)]
 
     return compute(shape, fcompute, name="T_squeeze", tag=INJECTIVE)
+
+
+def full(shape: Any, dtype: str, fill_value: Any) -> Tensor:
+    """A tensor of ``shape`` and ``dtype`` holding ``fill_value`` everywhere."""
+    dt = dtypes.canonical(dtype)
+    value = E.cast(fill_value, dt)
+    return compute(get_const_tuple(shape), lambda *i: value, name="T_full", tag=ELEMWISE)
+
+
+def full_like(x: Tensor, fill_value: Any) -> Tensor:
+    """A tensor of ``x``'s shape and dtype holding ``fill_value`` everywhere."""
+    check_tensor(x, "topi.full_like: x")
+    value = E.cast(fill_value, x.dtype)
+    return compute(x.shape, lambda *i: value, name="T_full_like", tag=ELEMWISE)
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: str = "float32") -> Tensor:
+    """Evenly spaced values in ``[start, stop)``, as TVM's: ``cast(dtype, start + step*i)``.
+
+    The bounds must be Python numbers or constants (the length is static). As in TVM, an
+    all-int range has ``ceil((stop - start) / step)`` elements, a float one that count in
+    float32, and float values are computed in float32 before the cast to ``dtype``.
+    """
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (
+        v.value if isinstance(v, (E.IntImm, E.FloatImm)) else v for v in (start, stop, step)
+    )
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise DSLError(
+                f"topi.arange: {what} must be a Python number, got {type(v).__name__} {v!r}; "
+                "the length of the result must be known when the operator is built"
+            )
+    if step == 0:
+        raise DSLError("topi.arange: step must be non-zero")
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        n = -((int(start) - int(stop)) // int(step))  # ceil division of exact ints
+        first, delta, dt0 = E.const(int(start)), E.const(int(step)), "int32"
+    else:
+        f32 = np.float32
+        n = int(np.ceil(f32(f32(stop) - f32(start)) / f32(step)))
+        first, delta, dt0 = E.const(float(start)), E.const(float(step)), "float32"
+    if n < 1:
+        raise DSLError(
+            f"topi.arange: start={start}, stop={stop}, step={step} is empty; "
+            "empty tensors are not supported"
+        )
+    dt = dtypes.canonical(dtype)
+    return compute(
+        (n,), lambda i: (first + delta * i.astype(dt0)).astype(dt), name="T_arange", tag=INJECTIVE
+    )
+
+
+def matmul(a: Tensor, b: Tensor, transp_a: bool = False, transp_b: bool = False) -> Tensor:
+    """The matrix product of 2-D ``a`` and ``b``, each transposed first when asked.
+
+    TVM's ``topi.matmul`` (stage ``T_matmul``, tag ``matmul``): the operands share a dtype,
+    the result's; ``topi.nn.matmul`` adds a bias and an output dtype.
+    """
+    check_tensor(a, "topi.matmul: a", 2)
+    check_tensor(b, "topi.matmul: b", 2)
+    if a.dtype != b.dtype:
+        raise DSLError(
+            f"topi.matmul: a is {a.dtype} but b is {b.dtype}; cast one with topi.cast, or "
+            "use topi.nn.matmul(a, b, out_dtype=...)"
+        )
+    m, ka = (a.shape[1], a.shape[0]) if transp_a else a.shape
+    kb, n = (b.shape[1], b.shape[0]) if transp_b else b.shape
+    if ka != kb:
+        raise DSLError(
+            f"topi.matmul: reduction sizes differ: a {a.shape} (transp_a={transp_a}) gives "
+            f"{ka}, b {b.shape} (transp_b={transp_b}) gives {kb}; check shapes and flags"
+        )
+    k = reduce_axis((0, ka), name="k")
+
+    def body(i, j):
+        x = a[k, i] if transp_a else a[i, k]
+        y = b[j, k] if transp_b else b[k, j]
+        return intrin.sum(x * y, axis=k)
+
+    return compute((m, n), body, name="T_matmul", tag="matmul")
+
+
+def _parse_layout(layout: Any, what: str) -> list[tuple[str, int]]:
+    """``"NCHW16c"`` as ``[("N", 0), ("C", 0), ("H", 0), ("W", 0), ("c", 16)]``."""
+    if not isinstance(layout, str) or not layout:
+        raise DSLError(f"topi.layout_transform: {what} must be a layout string like 'NCHW'")
+    out, factor = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            factor += ch
+        elif ch.isalpha() and ch.isupper() and not factor:
+            out.append((ch, 0))
+        elif ch.isalpha() and ch.islower() and factor and int(factor) > 0:
+            out.append((ch, int(factor)))
+            factor = ""
+        else:
+            raise DSLError(
+                f"topi.layout_transform: {what} {layout!r} is not a layout: write axes as "
+                "capitals, split ones as a factor and the lower-case letter ('NCHW16c')"
+            )
+    names = [a for a, _ in out]
+    primal = {a for a in names if a.isupper()}
+    if factor or len(set(names)) != len(names) or any(a.upper() not in primal for a in names):
+        raise DSLError(
+            f"topi.layout_transform: {what} {layout!r} repeats an axis, ends in a number or "
+            "splits an axis it does not have (each 16c needs a C)"
+        )
+    return out
+
+
+def layout_transform(
+    array: Tensor, src_layout: str, dst_layout: str, schedule_rule: str = "None"
+) -> Tensor:
+    """``array`` from ``src_layout`` to ``dst_layout``: permutations (``"NCHW"`` to
+    ``"NHWC"``) and split axes (``"NCHW"`` to ``"NCHW4c"`` and back), as TVM's.
+
+    A split that does not divide its axis pads with zeros, as TVM does. Equal layouts
+    return ``array`` itself. ``schedule_rule`` is accepted and ignored.
+    """
+    check_tensor(array, "topi.layout_transform: array")
+    src = _parse_layout(src_layout, "src_layout")
+    dst = _parse_layout(dst_layout, "dst_layout")
+    if src_layout == dst_layout:
+        return array
+    if len(src) != array.ndim:
+        raise DSLError(
+            f"topi.layout_transform: src_layout {src_layout!r} has {len(src)} axes but "
+            f"array is {array.ndim}-D {array.shape}"
+        )
+    if {a for a, _ in src if a.isupper()} != {a for a, _ in dst if a.isupper()}:
+        raise DSLError(
+            f"topi.layout_transform: cannot convert {src_layout!r} to {dst_layout!r}: "
+            "both must have the same capital axes"
+        )
+    src_pos = {a: d for d, (a, _) in enumerate(src)}
+    src_split = {a.upper(): f for a, f in src if f}
+    dst_split = {a.upper(): f for a, f in dst if f}
+    full_size = {
+        a: array.shape[d] * src_split.get(a, 1) for d, (a, _) in enumerate(src) if a.isupper()
+    }
+    shape = tuple(f if f else -(-full_size[a] // dst_split.get(a, 1)) for a, f in dst)
+    padded = any(full_size[a] % f for a, f in dst_split.items())
+    dst_pos = {a: d for d, (a, _) in enumerate(dst)}
+
+    def body(*i):
+        idx: list = [None] * array.ndim
+        for a in full_size:
+            whole = i[dst_pos[a]]
+            if a in dst_split:
+                whole = whole * dst_split[a] + i[dst_pos[a.lower()]]
+            if a in src_split:
+                idx[src_pos[a]] = whole // src_split[a]
+                idx[src_pos[a.lower()]] = whole % src_split[a]
+            else:
+                idx[src_pos[a]] = whole
+        if not padded:
+            return array[tuple(idx)]
+        inside = None
+        for a, size in full_size.items():
+            if a in dst_split and size % dst_split[a]:
+                whole = i[dst_pos[a]] * dst_split[a] + i[dst_pos[a.lower()]]
+                cond = whole < size
+                inside = cond if inside is None else E.logical_and(inside, cond)
+        return E.if_then_else(inside, array[tuple(idx)], E.const(0, array.dtype))
+
+    return compute(shape, body, name="T_layout_trans", tag=INJECTIVE)

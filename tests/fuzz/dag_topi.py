@@ -216,7 +216,147 @@ def _elemwise_sum():
     return [a, b, c, topi.elemwise_sum([a, b, c])]
 
 
+def _compare(op):
+    def build():
+        a, b = _x((11, 1, 9), "a"), _x((5, 1), "b")
+        return [a, b, op(a, b)]
+
+    return build
+
+
+def _logical(op):
+    def build():
+        a, b = _x((11, 1, 9), "a"), _x((5, 1), "b")
+        return [a, b, op(topi.greater(a, 0.0), topi.less(b, 0.5))]
+
+    return build
+
+
+def _where():
+    c, a, b = _x((7, 1), "c"), _x((7, 13), "a"), _x((13,), "b")
+    return [c, a, b, topi.where(topi.greater(c, 0.0), a, b)]
+
+
+def _index(shape: tuple, name: str = "ind", dtype: str = "int32") -> te.Tensor:
+    return _x(shape, name, dtype)  # random in [-4, 4]: out of range too, clamped or wrapped
+
+
+def _take(axis, mode):
+    def build():
+        a, ind = _x((7, 5), "a"), _index((3, 4))
+        return [a, ind, topi.take(a, ind, axis=axis, mode=mode)]
+
+    return build
+
+
+def _gather():
+    data, ind = _x((5, 7), "data"), _index((5, 4))
+    return [data, ind, topi.gather(data, 1, ind)]
+
+
+def _gather_nd():
+    data, ind = _x((5, 7, 3), "data"), _index((2, 9))
+    return [data, ind, topi.gather_nd(data, ind)]
+
+
+def _one_hot():
+    ind = _index((5, 3))
+    return [ind, topi.one_hot(ind, 1.5, -0.5, 7, 1, "float32")]
+
+
+def _plus(make):
+    """``x + make(x)``: a creation operator (full, arange...) read by a computed tensor."""
+
+    def build():
+        x = _x((7, 13))
+        return [x, topi.add(x, make(x))]
+
+    return build
+
+
+def _split():
+    x = _x((9, 5))
+    return [x, *topi.split(x, 3, axis=0)]
+
+
+def _split_indices():
+    x = _x((5, 11))
+    return [x, *topi.split(x, [2, 7], axis=-1)]
+
+
+def _stack():
+    a, b = _x((5, 7), "a"), _x((5, 7), "b")
+    return [a, b, topi.stack([a, b], 1)]
+
+
+def _layout(src: str, dst: str, shape: tuple):
+    def build():
+        x = _x(shape)
+        return [x, topi.layout_transform(x, src, dst)]
+
+    return build
+
+
+def _topi_matmul():
+    a, b = _x((11, 7), "a"), _x((13, 7), "b")
+    return [a, b, topi.matmul(a, b, transp_b=True)]
+
+
 #: name -> builder of [inputs..., outputs...]
+def _batch_norm(training: bool = False):
+    def build():
+        x = _x((2, 5, 7, 3))
+        g, b, m, v = _x((5,), "g"), _x((5,), "b"), _x((5,), "m"), _x((5,), "v")
+        outs = nn.batch_norm(x, g, b, m, _positive(v), axis=1, training=training)
+        return [x, g, b, m, v, *outs]
+
+    return build
+
+
+def _instance_norm():
+    x, g, b = _x((2, 3, 5, 7)), _x((3,), "g"), _x((3,), "b")
+    return [x, g, b, nn.instance_norm(x, g, b, 1, [2, 3])]
+
+
+def _group_norm():
+    x, g, b = _x((2, 6, 5, 3)), _x((6,), "g"), _x((6,), "b")
+    return [x, g, b, nn.group_norm(x, g, b, 3, 1, [2, 3])]
+
+
+def _rms_norm():
+    x, w = _x((7, 31)), _x((31,), "w")
+    return [x, w, nn.rms_norm(x, w, [-1])]
+
+
+def _prelu():
+    x, s = _x((3, 5, 7)), _x((5,), "slope")
+    return [x, s, nn.prelu(x, s, 1)]
+
+
+def _adaptive_pool(op, shape, size, kind, layout):
+    def build():
+        x = _x(shape)
+        return [x, getattr(nn, op)(x, size, kind, layout)]
+
+    return build
+
+
+def _upsampling(method, align_corners):
+    def build():
+        x = _x((1, 3, 5, 4))
+        return [x, nn.upsampling(x, 2, 1.5, "NCHW", method, align_corners)]
+
+    return build
+
+
+def _nn_unary(op, shape, *args):
+    def build():
+        x = _x(shape)
+        return [x, op(x, *args)]
+
+    return build
+
+
 CASES = {
     "elemwise_sum": _elemwise_sum,
     "abs": _unary(topi.abs),
@@ -284,6 +424,39 @@ CASES = {
     "expand_dims": lambda: (lambda x: [x, topi.expand_dims(x, 1, 2)])(_x((5, 7))),
     "squeeze": lambda: (lambda x: [x, topi.squeeze(x, 1)])(_x((5, 1, 7))),
     "concatenate": _concatenate,
+    "greater": _compare(topi.greater),
+    "less": _compare(topi.less),
+    "equal": _compare(lambda a, b: topi.equal(topi.round(a), topi.round(b))),
+    "not_equal": _compare(lambda a, b: topi.not_equal(topi.round(a), topi.round(b))),
+    "greater_equal": _compare(topi.greater_equal),
+    "less_equal": _compare(topi.less_equal),
+    "logical_and": _logical(topi.logical_and),
+    "logical_or": _logical(topi.logical_or),
+    "logical_xor": _logical(topi.logical_xor),
+    "logical_not": _unary(lambda x: topi.logical_not(topi.greater(x, 0.0))),
+    "sign": _unary(lambda x: topi.sign(topi.round(x))),  # zeros too
+    "where": _where,
+    "full": _plus(lambda x: topi.full(x.shape, "float32", 1.5)),
+    "full_like": _plus(lambda x: topi.full_like(x, -2.0)),
+    "arange": _plus(lambda x: topi.arange(0.5, 13.5, 1.0)),
+    "take": _take(1, "clip"),
+    "take_wrap_flat": _take(None, "wrap"),
+    "take_fast": _take(0, "fast"),
+    "gather": _gather,
+    "gather_nd": _gather_nd,
+    "one_hot": _one_hot,
+    "strided_slice": lambda: (lambda x: [x, topi.strided_slice(x, [1, 12], [10, -14], [2, -3])])(
+        _x((11, 13))
+    ),
+    "split": _split,
+    "split_indices": _split_indices,
+    "stack": _stack,
+    "tile": lambda: (lambda x: [x, topi.tile(x, (2, 3))])(_x((3, 5))),
+    "repeat": lambda: (lambda x: [x, topi.repeat(x, 3, 1)])(_x((5, 7))),
+    "flip": lambda: (lambda x: [x, topi.flip(x, 1)])(_x((5, 7, 3))),
+    "layout_transform": _layout("NCHW", "NHWC", (1, 5, 7, 3)),
+    "layout_transform_packed": _layout("NCHW", "NCHW4c", (1, 6, 5, 7)),
+    "matmul": _topi_matmul,
     "nn.relu": _unary(nn.relu),
     "nn.leaky_relu": _unary(lambda x: nn.leaky_relu(x, 0.1)),
     "nn.gelu": _unary(nn.gelu),
@@ -317,6 +490,29 @@ CASES = {
     "nn.max_pool2d": _pool("max"),
     "nn.avg_pool2d": _pool("avg"),
     "nn.global_pool": _pool("global"),
+    "nn.prelu": _prelu,
+    "nn.fast_softmax": _nn_unary(nn.fast_softmax, (7, 37)),
+    "nn.flatten": _nn_unary(nn.flatten, (3, 5, 7)),
+    "nn.dilate": _nn_unary(nn.dilate, (3, 5, 7), (1, 2, 3), 0.5),
+    "nn.batch_norm": _batch_norm(),
+    "nn.batch_norm_training": _batch_norm(training=True),
+    "nn.instance_norm": _instance_norm,
+    "nn.group_norm": _group_norm,
+    "nn.rms_norm": _rms_norm,
+    "nn.l2_normalize": _nn_unary(nn.l2_normalize, (5, 13, 3), 1e-6, [1]),
+    "nn.lrn": _nn_unary(nn.lrn, (1, 7, 5, 3), 5, 1, 0.01, 0.75, 1.5),
+    "nn.adaptive_pool": _adaptive_pool("adaptive_pool", (1, 3, 13, 11), (4, 5), "avg", "NCHW"),
+    "nn.adaptive_pool_max_nhwc": _adaptive_pool(
+        "adaptive_pool", (1, 9, 7, 3), (3, 2), "max", "NHWC"
+    ),
+    "nn.adaptive_pool1d": _adaptive_pool("adaptive_pool1d", (2, 3, 17), 5, "max", "NCW"),
+    "nn.adaptive_pool3d": _adaptive_pool(
+        "adaptive_pool3d", (1, 2, 5, 7, 6), (2, 3, 4), "avg", "NCDHW"
+    ),
+    "nn.upsampling": _upsampling("nearest_neighbor", False),
+    "nn.upsampling_bilinear": _upsampling("bilinear", True),
+    "nn.depth_to_space": _nn_unary(nn.depth_to_space, (1, 12, 5, 3), 2, "NCHW", "CDR"),
+    "nn.space_to_depth": _nn_unary(nn.space_to_depth, (1, 9, 6, 5), 3, "NHWC"),
 }
 
 #: operators the auto-scheduler refuses, with the start of its error (tuple reductions)

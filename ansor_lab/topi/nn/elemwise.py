@@ -1,4 +1,4 @@
-"""Activation functions: ``topi.nn.relu``, ``leaky_relu``, ``gelu``."""
+"""Activation functions: ``topi.nn.relu``, ``leaky_relu``, ``prelu``, ``gelu``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 from ...dsl import dtypes, expr as E, intrin
 from ...dsl.tensor import Tensor, compute
 from ...errors import DSLError
-from ..tag import ELEMWISE
-from ..utils import check_tensor
+from ..tag import BROADCAST, ELEMWISE
+from ..utils import check_tensor, normalize_axis
 
 
 def relu(x: Tensor) -> Tensor:
@@ -28,6 +28,37 @@ def leaky_relu(x: Tensor, alpha: float) -> Tensor:
         lambda *i: E.select(x[i] > 0.0, x[i], x[i] * float(alpha)),
         name="T_leaky_relu",
         tag=ELEMWISE,
+    )
+
+
+def prelu(x: Tensor, slope: Tensor, axis: int = 1) -> Tensor:
+    """x where x > 0, else slope[c] * x, with c the index along channel ``axis``.
+
+    ``slope`` is 1-D with one entry per channel, or a single entry broadcast to them
+    (TVM's ``slope_broadcasted`` stage).
+    """
+    op = "topi.nn.prelu"
+    check_tensor(x, f"{op}: x")
+    check_tensor(slope, f"{op}: slope", ndim=1)
+    if not dtypes.is_float(x.dtype):
+        raise DSLError(f"{op} expects a float tensor, got {x.dtype}; cast it first")
+    if slope.dtype != x.dtype:
+        raise DSLError(f"{op}: slope is {slope.dtype} but x is {x.dtype}; cast one of them")
+    ax = normalize_axis(axis, x.ndim, op)
+    channels = x.shape[ax]
+    if slope.shape[0] == 1 and channels != 1:
+        single = slope
+        slope = compute((channels,), lambda c: single[0], name="slope_broadcasted", tag=BROADCAST)
+    if slope.shape[0] != channels:
+        raise DSLError(
+            f"{op}: slope has {slope.shape[0]} entries but axis {axis} of x {x.shape} has "
+            f"{channels} channels; pass one slope per channel (or a single one)"
+        )
+    return compute(
+        x.shape,
+        lambda *i: E.select(x[i] > 0.0, x[i], x[i] * slope[i[ax]]),
+        name="T_prelu",
+        tag=BROADCAST,
     )
 
 

@@ -1,4 +1,4 @@
-"""Softmax and log-softmax along one axis (``topi.nn.softmax``, ``topi.nn.log_softmax``)."""
+"""Softmax along one axis (``topi.nn.softmax``, ``fast_softmax``, ``log_softmax``)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,29 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         lambda *i: exp[i] / expsum[_stat_index(i, ax)],
         name="T_softmax_norm",
         tag="softmax_output",
+    )
+
+
+def fast_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """Softmax through TVM's fast_softmax stages (max, delta, fast_exp, sum, norm).
+
+    TVM's ``fast_exp`` is a polynomial approximation; here it is the exact exp, so the
+    values are softmax's.
+    """
+    ax = _prepare(x, axis, "topi.nn.fast_softmax")
+    keep = x.ndim == 1
+    tag = "fast_softmax_output"
+    max_elem = comm_reduce(x.shape, (ax,), "max", lambda i: x[i], keep, name="T_softmax_maxelem")
+    delta = compute(
+        x.shape, lambda *i: x[i] - max_elem[_stat_index(i, ax)], name="T_softmax_delta", tag=tag
+    )
+    exp = compute(x.shape, lambda *i: intrin.exp(delta[i]), name="T_fast_exp", tag="elemwise")
+    expsum = comm_reduce(x.shape, (ax,), "sum", lambda i: exp[i], keep, name="T_softmax_expsum")
+    return compute(
+        x.shape,
+        lambda *i: exp[i] / expsum[_stat_index(i, ax)],
+        name="T_softmax_norm",
+        tag=tag,
     )
 
 

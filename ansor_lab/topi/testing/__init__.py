@@ -22,27 +22,51 @@ from .nn import (
     sigmoid_python,
     softmax_python,
 )
+from .norm import (
+    batch_norm,
+    group_norm_python,
+    instance_norm_python,
+    l2_normalize_python,
+    lrn_python,
+    rms_norm_python,
+)
 from .pooling import pool2d_python
+from .resample import (
+    adaptive_pool,
+    depth_to_space_python,
+    space_to_depth_python,
+    upsampling_python,
+)
 
 __all__ = [
+    "adaptive_pool",
     "batch_matmul",
+    "batch_norm",
     "conv1d_ncw_python",
     "conv2d_nchw_python",
     "conv2d_nhwc_python",
     "conv2d_transpose_nchw_python",
     "conv3d_ncdhw_python",
     "dense",
+    "depth_to_space_python",
     "depthwise_conv2d_python_nchw",
     "dilate_python",
     "gelu_python",
     "group_conv1d_ncw_python",
     "group_conv2d_nchw_python",
+    "group_norm_python",
+    "instance_norm_python",
+    "l2_normalize_python",
     "layer_norm_python",
     "leaky_relu_python",
     "log_softmax_python",
+    "lrn_python",
     "matmul",
     "pool2d_python",
     "relu_python",
+    "rms_norm_python",
     "sigmoid_python",
     "softmax_python",
+    "space_to_depth_python",
+    "upsampling_python",
 ]
