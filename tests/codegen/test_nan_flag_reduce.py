@@ -109,3 +109,48 @@ def test_a_different_element_per_iteration_is_not_a_reduction():
 def test_fast_math_keeps_its_own_max():
     f = tvm.build(_pool().mod, target="llvm", fast_math=True)
     assert "NaN test in a flag" not in f.loop_report()
+
+
+def _lanes(kind: str, rows: int, cols: int, lanes: int, dtype: str = "float32"):
+    """A row max (min) with partial results in ``lanes`` vector lanes, as the search's
+    vector rfactor leaves it: ``for ko: for ki (vectorized): part[i, ki] = op(part, x)``,
+    ``cols`` not a multiple of ``lanes`` giving a masked last round."""
+    x = te.placeholder((rows, cols), name="x", dtype=dtype)
+    k = te.reduce_axis((0, cols), name="k")
+    red = te.max if kind == "max" else te.min
+    out = te.compute((rows,), lambda i: red(x[i, k], axis=k), name="out")
+    sch = tir.Schedule(te.create_prim_func([x, out]))
+    _, ki = sch.split(sch.get_loops(sch.get_block("out"))[1], [None, lanes])
+    rf = sch.rfactor(ki, 1)
+    i, ki, ko = sch.get_loops(rf)
+    sch.reorder(i, ko, ki)
+    sch.vectorize(ki)
+    return sch
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize(("cols", "lanes"), [(96, 32), (100, 16), (128, 64)])
+def test_partial_results_in_vector_lanes_propagate_nan_from_any_lane(kind, cols, lanes):
+    f = tvm.build(_lanes(kind, 6, cols, lanes).mod, target="llvm")
+    assert f"{kind} reduction, NaN test in a flag" in f.loop_report()
+    x = np.random.default_rng(1).standard_normal((6, cols)).astype("float32")
+    x[1, 0] = np.nan  # the first lane of the first round
+    x[2, cols - 1] = np.nan  # the last element: the masked round where cols % lanes
+    x[3, lanes + 3] = x[3, 5] = np.nan  # two NaN in two lanes
+    x[4, :] = -np.inf if kind == "max" else np.inf  # a row of the neutral value
+    x[5, lanes - 1] = np.inf if kind == "max" else -np.inf
+    out = np.zeros(6, "float32")
+    f(x, out)
+    want = x.max(axis=1) if kind == "max" else x.min(axis=1)
+    np.testing.assert_array_equal(out, want)
+    assert np.isnan(out).tolist() == [False, True, True, True, False, False]
+
+
+def test_vector_lanes_in_double_and_half_keep_every_nan():
+    for dtype in ("float64", "float16"):
+        f = tvm.build(_lanes("max", 3, 48, 16, dtype).mod, target="llvm")
+        x = np.random.default_rng(2).standard_normal((3, 48)).astype(dtype)
+        x[0, 47] = np.nan
+        out = np.zeros(3, dtype)
+        f(x, out)
+        np.testing.assert_array_equal(out, x.max(axis=1))
