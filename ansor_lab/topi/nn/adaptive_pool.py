@@ -17,24 +17,7 @@ from ...dsl.tensor import Tensor, compute, reduce_axis
 from ...errors import DSLError
 from ..tag import ELEMWISE
 from ..utils import check_tensor, get_const_int
-
-
-def _spatial_axes(layout: Any, ndim: int, letters: str, op: str) -> tuple[int, ...]:
-    example = {"W": "'NCW' or 'NWC'", "HW": "'NCHW' or 'NHWC'", "DHW": "'NCDHW' or 'NDHWC'"}
-    if (
-        not isinstance(layout, str)
-        or len(layout) != ndim
-        or not layout.isalpha()
-        or not layout.isupper()
-        or len(set(layout)) != ndim
-        or any(c not in layout for c in letters)
-    ):
-        raise DSLError(
-            f"{op}: layout {layout!r} does not describe the {ndim}-D data; pass one distinct "
-            f"upper-case letter per dimension including {', '.join(letters)}, e.g. "
-            f"{example[letters]}"
-        )
-    return tuple(layout.index(c) for c in letters)
+from .utils import layout_axes
 
 
 def _window(o: Any, size: int, out: int, rv: Any) -> tuple[Any, Any, Any]:
@@ -60,7 +43,7 @@ def _adaptive_pool(
     check_tensor(data, f"{op}: data")
     if pool_type not in ("max", "avg"):
         raise DSLError(f"{op}: pool_type {pool_type!r} is not supported; use 'max' or 'avg'")
-    axes = _spatial_axes(layout, data.ndim, letters, op)
+    axes = layout_axes(layout, data.ndim, letters, op)
     k = len(axes)
     sizes = output_size if isinstance(output_size, (list, tuple)) else (output_size,) * k
     if len(sizes) == 1 and k > 1:

@@ -10,24 +10,7 @@ from ...errors import DSLError
 from ..tag import ELEMWISE
 from ..utils import check_tensor, int_tuple
 from .pad import pad
-from .utils import check_positive, get_pad_tuple
-
-
-def _layout_axes(layout: str, ndim: int, op: str) -> tuple[int, int]:
-    if (
-        not isinstance(layout, str)
-        or len(layout) != ndim
-        or not layout.isalpha()
-        or not layout.isupper()
-        or len(set(layout)) != ndim
-        or "H" not in layout
-        or "W" not in layout
-    ):
-        raise DSLError(
-            f"{op}: layout {layout!r} does not describe a {ndim}-D tensor; pass one distinct "
-            f"upper-case letter per dimension including H and W, e.g. 'NCHW' or 'NHWC'"
-        )
-    return layout.index("H"), layout.index("W")
+from .utils import check_positive, get_pad_tuple, layout_axes
 
 
 def _out_size(
@@ -91,7 +74,7 @@ def pool2d(
     check_tensor(data, f"{op}: data")
     if pool_type not in ("max", "avg"):
         raise DSLError(f"{op}: pool_type {pool_type!r} is not supported; use 'max' or 'avg'")
-    h_axis, w_axis = _layout_axes(layout, data.ndim, op)
+    h_axis, w_axis = layout_axes(layout, data.ndim, "HW", op)
     kh, kw = int_tuple(kernel, 2, f"{op}: kernel")
     check_positive((kh, kw), "kernel", op)
     sh, sw = int_tuple(stride, 2, f"{op}: stride")
@@ -179,7 +162,7 @@ def global_pool(data: Tensor, pool_type: str = "max", layout: str = "NCHW") -> T
     check_tensor(data, f"{op}: data")
     if pool_type not in ("max", "avg"):
         raise DSLError(f"{op}: pool_type {pool_type!r} is not supported; use 'max' or 'avg'")
-    h_axis, w_axis = _layout_axes(layout, data.ndim, op)
+    h_axis, w_axis = layout_axes(layout, data.ndim, "HW", op)
     in_h, in_w = data.shape[h_axis], data.shape[w_axis]
     rh = reduce_axis((0, in_h), name="rv0")
     rw = reduce_axis((0, in_w), name="rv1")

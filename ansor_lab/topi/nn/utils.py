@@ -68,3 +68,26 @@ def window_out_size(size: int, kernel: int, stride: int, dilation: int, pad: int
             f"({size} + {pad} padding); use a smaller kernel or dilation, or more padding"
         )
     return out
+
+
+_LAYOUT_EXAMPLES = {"W": "'NCW' or 'NWC'", "HW": "'NCHW' or 'NHWC'", "DHW": "'NCDHW' or 'NDHWC'"}
+
+
+def layout_axes(layout: Any, ndim: int, letters: str, op: str) -> tuple[int, ...]:
+    """The positions of ``letters`` (the spatial axes, e.g. "HW") in ``layout``, one
+    distinct upper-case letter per dimension of the ``ndim``-D data; a DSLError else."""
+    if (
+        not isinstance(layout, str)
+        or len(layout) != ndim
+        or not layout.isalpha()
+        or not layout.isupper()
+        or len(set(layout)) != ndim
+        or any(c not in layout for c in letters)
+    ):
+        example = _LAYOUT_EXAMPLES.get(letters, "'NCHW'")
+        raise DSLError(
+            f"{op}: layout {layout!r} does not describe a {ndim}-D tensor; pass one distinct "
+            f"upper-case letter per dimension including {' and '.join(letters)}, e.g. "
+            f"{example}"
+        )
+    return tuple(layout.index(c) for c in letters)
