@@ -113,7 +113,7 @@ class FunctionBuilder(
         #: buffers allocated by this function: private to the thread running it
         self.own: set = set()
         #: stores of min/max reduction nests being emitted with a NaN flag:
-        #: id(store) -> (``nan_flag_reduce.NanFlagReduce``, the flag's alloca)
+        #: id(store) -> (``nan_flag_reduce.NanFlagReduce``, {width: its flag alloca})
         self.nan_flags: dict = {}
         self.nsw = False
         self.flags = ("fast",) if ctx.options.fast_math else ("contract",)

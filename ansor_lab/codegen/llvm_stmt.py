@@ -173,14 +173,13 @@ class StmtEmitter:
 
     def _nan_flagged(self, s: N.For, red) -> None:
         """The min/max reduction nest ``s`` with its NaN test in a flag (``nan_flag_reduce``)."""
-        flag = self.alloca_builder.alloca(ir.IntType(1), name="nan_flag")
-        self.b.store(ir.Constant(ir.IntType(1), 1), flag)
-        self.nan_flags[id(red.store)] = (red, flag)
+        flags = nan_flag_reduce.make_flags(self, red)
+        self.nan_flags[id(red.store)] = (red, flags)
         try:
             self.stmt(s)  # the loops as usual; the store asks ``nan_flags`` for its value
         finally:
             del self.nan_flags[id(red.store)]
-        nan_flag_reduce.finish(self, red, flag)
+        nan_flag_reduce.finish(self, red, flags)
 
     @contextmanager
     def counted_loop(

@@ -48,6 +48,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..dsl.traversal import free_vars, post_order
 from ..ir import nodes as N
+from .access import vector_chunks
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,34 @@ def match(s: N.For) -> NanFlagReduce | None:
     return NanFlagReduce(store, isinstance(op, E.Min), value, tuple(loops), vector)
 
 
-def flagged_value(fb, red: NanFlagReduce, flag: ir.Value) -> ir.Value:
-    """The new running value of one iteration (the select), noting a NaN read in ``flag``."""
+def flag_widths(red: NanFlagReduce) -> set[int]:
+    """The flags the nest needs, by width: 0 is one bit (a scalar nest, or lanes emitted
+    one by one); for lanes, one mask per chunk width the vector loop is emitted in
+    (``access.vector_chunks``; a chunk of 1 is a <1 x i1>), so each chunk and-s its lanes'
+    tests into a mask register of its own, reduced once after the nest (a test reduced to
+    one bit per vector cost a max pool three more instructions a tap)."""
+    if not red.vector:
+        return {0}
+    loop = red.loops[-1]
+    extent = loop.extent.value if isinstance(loop.extent, E.IntImm) else None
+    if extent is None:
+        return {0}
+    return {0} | {n for _, n in vector_chunks(extent, loop.body)}
+
+
+def make_flags(fb, red: NanFlagReduce) -> dict:
+    """{width: its flag's alloca, all true}, emitted before the nest."""
+    flags = {}
+    for n in sorted(flag_widths(red)):
+        t = ir.VectorType(ir.IntType(1), n) if n else ir.IntType(1)
+        flags[n] = fb.alloca_builder.alloca(t, name="nan_flag")
+        fb.b.store(ir.Constant(t, [1] * n if n else 1), flags[n])
+    return flags
+
+
+def flagged_value(fb, red: NanFlagReduce, flags: dict) -> ir.Value:
+    """The new running value of one iteration (the select), noting a NaN read in the
+    flag of its width (``make_flags``)."""
     b = fb.b
     v = fb.expr(red.value)
     old = fb.expr(red.store.value.a if red.store.value.b is red.value else red.store.value.b)
@@ -102,32 +129,42 @@ def flagged_value(fb, red: NanFlagReduce, flag: ir.Value) -> ir.Value:
     elif isinstance(v.type, ir.VectorType) and not isinstance(old.type, ir.VectorType):
         old = fb.splat(old, v.type.count)
     ordered = b.fcmp_ordered("ord", v, v)
-    if isinstance(ordered.type, ir.VectorType):  # lanes: all ordered, the lanes off aside
+    if isinstance(ordered.type, ir.VectorType):  # lanes: the lanes off count as ordered
         mask = fb.vec.mask if fb.vec is not None else None
         if mask is not None and mask.type == ordered.type:
             ordered = b.or_(ordered, b.not_(mask))
         lanes = ordered.type.count
-        bits = b.bitcast(ordered, ir.IntType(lanes))
-        ordered = b.icmp_unsigned("==", bits, ir.Constant(ir.IntType(lanes), (1 << lanes) - 1))
+        if lanes not in flags:  # a width the chunks did not foresee: reduce it to a bit
+            bits = b.bitcast(ordered, ir.IntType(lanes))
+            ordered = b.icmp_unsigned("==", bits, ir.Constant(bits.type, (1 << lanes) - 1))
+    flag = flags[ordered.type.count if isinstance(ordered.type, ir.VectorType) else 0]
     b.store(b.and_(b.load(flag), ordered), flag)
     better = b.fcmp_ordered("<" if red.is_min else ">", v, old)
     return b.select(better, v, old)
 
 
-def finish(fb, red: NanFlagReduce, flag: ir.Value) -> None:
+def finish(fb, red: NanFlagReduce, flags: dict) -> None:
     """After the nest: the element becomes NaN if any value read was NaN (for lanes, the
     nest again, cold, writing NaN into the lanes that read one)."""
-    ok = E.Var("nan_flag.ok", "bool")
-    fb.vars[ok] = fb.b.load(flag)
+    b = fb.b
+    ok = None
+    for n, flag in sorted(flags.items()):
+        bit = b.load(flag)
+        if n:
+            bits = b.bitcast(bit, ir.IntType(n))
+            bit = b.icmp_unsigned("==", bits, ir.Constant(bits.type, (1 << n) - 1))
+        ok = bit if ok is None else b.and_(ok, bit)
+    flag_var = E.Var("nan_flag.ok", "bool")
+    fb.vars[flag_var] = ok
     if red.vector:
-        fb.stmt(N.IfThenElse(E.Not(ok), _nan_lanes(red), None))
-        del fb.vars[ok]
+        fb.stmt(N.IfThenElse(E.Not(flag_var), _nan_lanes(red), None))
+        del fb.vars[flag_var]
         return
     nan = E.FloatImm(float("nan"), red.store.buffer.dtype)
     dst, dtype = red.store.buffer, red.store.buffer.dtype
     running = N.BufferLoad(dst, red.store.indices, dtype)
-    fb.stmt(N.BufferStore(dst, E.Select(ok, running, nan, dtype), red.store.indices))
-    del fb.vars[ok]
+    fb.stmt(N.BufferStore(dst, E.Select(flag_var, running, nan, dtype), red.store.indices))
+    del fb.vars[flag_var]
 
 
 def _nan_lanes(red: NanFlagReduce) -> N.Stmt:
