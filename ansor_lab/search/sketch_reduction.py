@@ -74,9 +74,8 @@ def _trailing_axes(state: State, st: Stage, reads: dict) -> tuple[E.Var, ...]:
         for name, rs in reads.items():
             shape = _shape(state, name)
             for r in rs:
-                used = [p for p, i in enumerate(r) if any(v in E.free_vars(i) for v in ks)]
-                if not used:
-                    continue
+                if not any(v in E.free_vars(i) for i in r for v in (k, *run)):
+                    continue  # a read by other axes (a group's mean, by rc) does not move
                 ok = (
                     shape is not None
                     and len(r) > depth

@@ -138,6 +138,21 @@ def test_a_strided_window_or_a_partial_row_is_not_fused_with_the_axis_inside_it(
     )
 
 
+def test_a_group_norm_variance_reading_its_group_mean_still_gets_vector_lanes():
+    x = te.placeholder((1, 16, 7, 8), name="x")
+    g, b = te.placeholder((16,), name="g"), te.placeholder((16,), name="b")
+    out = topi.nn.group_norm(x, g, b, 4, 1, [2, 3])
+    sch = make_task([x, g, b, out]).make_schedule()
+    # the variance reads the mean at (c * 4 + rc) // 4: by rc, not by the window's run
+    for name in ("T_group_norm_sum", "T_group_norm_varsum"):
+        assert vector_reduction(sch.state, sch.state.stage(name)) == (("k2", "k3"), (16,))
+    policy = policy_of([x, g, b, out])
+    k = sketch_named(policy, "T_group_norm_varsum: rfactor(k2*k3, vector lanes)")
+    for _ in range(3):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+
+
 def test_rows_no_wide_lane_count_divides_are_exact_with_a_masked_tail():
     policy = policy_of(row_sum(3, 1000))
     k = sketch_named(policy, "S: rfactor(k, vector lanes)")
