@@ -1,18 +1,22 @@
 """ansor_lab: tensor-program scheduling in Python, TVM-shaped (``import ansor_lab as tvm``).
 
 A face: it re-exports ``lower``, ``build``, ``cpu``, ``cuda``, ``device``, ``nd``, ``Target``,
-``IRModule`` and the public modules ``te``, ``tir``, ``ir``, ``topi``, ``target``,
-``testing``, ``auto_scheduler``.
+``IRModule``, ``DataType``, ``register_func`` / ``get_global_func`` and the public modules
+``te``, ``tir``, ``ir``, ``arith``, ``error``, ``topi``, ``target``, ``testing``,
+``auto_scheduler``.
 """
 
 __version__ = "0.1.0"
 version = __version__
 
 from . import (  # noqa: E402
+    arith,
     auto_scheduler,
     contrib,
+    error,
     ir,
     meta_schedule,
+    missing_names as _missing_names,
     nd,
     out_of_scope as _out_of_scope,  # noqa: E402
     runtime,  # noqa: E402
@@ -26,6 +30,7 @@ from . import (  # noqa: E402
     topi,
 )
 from .codegen.target import Target  # noqa: E402
+from .dsl.datatype import DataType  # noqa: E402
 from .ir import transform  # noqa: E402 - tvm.transform.PassContext
 from .ir.nodes import IRModule  # noqa: E402
 from .runtime import (  # noqa: E402
@@ -36,10 +41,16 @@ from .runtime import (  # noqa: E402
     lower,
 )
 from .runtime.ndarray import Device, device, gpu  # noqa: E402
+from .runtime.registry import get_global_func, register_func  # noqa: E402
 
 __all__ = [
     "__version__",
     "version",
+    "arith",
+    "error",
+    "DataType",
+    "get_global_func",
+    "register_func",
     "auto_scheduler",
     "contrib",
     "ir",
@@ -70,6 +81,7 @@ __all__ = [
 ]
 
 
+_missing_top = _missing_names.module_getattr(__name__, _missing_names.TOP)
 _out_of_scope.install()
 for _device in _out_of_scope.DEVICES:
     globals()[_device] = _out_of_scope.device_out_of_scope(_device)
@@ -81,7 +93,7 @@ def __getattr__(name: str):
         import importlib  # noqa: PLC0415 - only for the out-of-scope names
 
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _missing_top(name)  # TVM names not provided: say what to write
 
 
 def load_ipython_extension(ipython) -> None:

@@ -182,9 +182,25 @@ class OutOfScopeError(AnsorLabError, NotImplementedError):
     """A TVM name ansor_lab does not provide (relax, relay, tensorize...): says what to use."""
 
 
-class MissingOperatorError(OutOfScopeError, AttributeError):
+class MissingNameError(OutOfScopeError, AttributeError):
+    """A TVM public name (``tir.call_packed``, ``te.decl_tensor_intrin``...) ansor_lab does
+    not provide. An AttributeError too, so ``hasattr(tir, name)`` stays False; the message
+    opens as Python's own, then says why and what to write instead."""
+
+
+class MissingOperatorError(MissingNameError):
     """A TVM ``topi`` operator ansor_lab does not provide. An AttributeError too, so that
     ``hasattr(topi.nn, name)`` stays False; the message names what to write instead."""
+
+
+class RegistryError(AnsorLabError, ValueError):
+    """``tvm.get_global_func`` found no function of that name, or ``tvm.register_func``
+    would replace one without ``override=True``."""
+
+
+class UnusedCallbackWarning(UserWarning):
+    """A TVM callback was registered (``tvm.register_func("tvm_callback_...")``) that
+    ansor_lab never calls; the message says what it does instead."""
 
 
 class DiscardedResultWarning(UserWarning):

@@ -100,6 +100,7 @@ from .dsl.tensor import (
     var,
 )
 from .dsl.unsupported import comm_reducer, extern, gradient, hybrid, scan
+from .missing_names import TE, module_getattr
 from .schedule.create import create_prim_func
 from .schedule.te_schedule import Schedule, Stage, create_schedule
 
@@ -201,3 +202,5 @@ __all__ = [
     "hybrid",
     "tag_scope",
 ]
+
+__getattr__ = module_getattr(__name__, TE)  # TVM names not provided: say what to write

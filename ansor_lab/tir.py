@@ -103,9 +103,11 @@ from .dsl.intrin_extra import (
     shift_right,
 )
 from .dsl.intrin_rules import CallEffectKind
+from .dsl.symbolic import size_var as SizeVar
 from .dsl.unsupported import comm_reducer
 from .errors import ScheduleError
 from .ir import stmt_functor, tir_transform as transform
+from .ir.builders import convert, decl_buffer, stmt_list, stmt_seq
 from .ir.nodes import (
     Allocate,
     Block,
@@ -126,6 +128,7 @@ from .ir.nodes import (
 )
 from .ir.simplify import simplify
 from .ir.verify import verify
+from .missing_names import TIR, module_getattr
 from .schedule.tir_out_of_scope import TensorIntrin
 from .schedule.tir_schedule import BlockInfo, LoopInfo, Schedule
 from .schedule.trace import BlockRV, ExprRV, Instruction, LoopRV, Trace
@@ -259,4 +262,11 @@ __all__ = [
     "likely",
     "comm_reducer",
     "Reduce",
+    "SizeVar",
+    "convert",
+    "decl_buffer",
+    "stmt_list",
+    "stmt_seq",
 ]
+
+__getattr__ = module_getattr(__name__, TIR)  # TVM names not provided: say what to write

@@ -25,9 +25,21 @@ from .tuple_reduce import TupleGroup, op_combiner
 PROBE_VALUE = 64
 
 
+#: the variables made by ``size_var`` (by id, kept alive so an id is never reused):
+#: ``tvm.arith.Analyzer`` knows they are >= 0
+_SIZE_VARS: dict[int, E.Var] = {}
+
+
 def size_var(name: str = "size", dtype: str = "int32") -> E.Var:
-    """A shape variable known to be positive (TVM's ``te.size_var``)."""
-    return E.Var(name, dtype)
+    """A shape variable known to be non-negative (TVM's ``te.size_var`` / ``tir.SizeVar``)."""
+    v = E.Var(name, dtype)
+    _SIZE_VARS[id(v)] = v
+    return v
+
+
+def is_size_var(v: object) -> bool:
+    """True for a variable made by ``size_var``."""
+    return _SIZE_VARS.get(id(v)) is v
 
 
 def is_symbolic_dim(d: object) -> bool:
