@@ -28,9 +28,10 @@ iteration and ``v`` not reading ``dst``. The store is emitted by ``flagged_value
 
 The innermost loop may also be vectorized, with ``i`` moving only with it: partial maxima
 in vector lanes (a row max split by the search's vector rfactor, a softmax's or an
-argmax's first pass). The lanes' tests are and-ed into the one flag (a mask compared with
-all ones), and since a lane's NaN cannot be written from a single flag, a nest that read
-a NaN runs once more, cold, writing NaN into each lane whose value is NaN:
+argmax's first pass). The lanes' tests are and-ed into a mask flag per chunk width of the
+vector loop (``flag_widths``), all reduced to one bit after the nest; since a lane's NaN
+cannot be written from one bit, a nest that read a NaN runs once more, cold, writing NaN
+into each lane whose value is NaN:
 
     if not ok:
         for ko: for ki (vectorized): part[ki] = v if v != v else part[ki]
