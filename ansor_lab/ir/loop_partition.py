@@ -20,11 +20,25 @@ after::
 
 Only inequalities between linear forms of loop variables with constant ranges decide a
 piece (an equality, such as a reduction's ``k == 0`` initialisation, is left to LLVM: a
-copy of a whole micro-kernel for one iteration costs more than the test). A loop is
-split into at most ``MAX_PIECES`` pieces, at most ``MAX_DEPTH`` loops deep on one path
-(the copies multiply), and never around an allocation (its buffer would be declared
-twice). Serial loops only: a parallel loop's split belongs to its threads, a vectorized
-loop's iterations are lanes.
+copy of a whole micro-kernel for one iteration costs more than the test). A serial loop
+is split into at most ``MAX_PIECES`` pieces, at most ``MAX_DEPTH`` loops deep on one path
+(the copies multiply); an unrolled loop is split at any depth (its iterations are copies
+already). A piece that allocates declares the buffer again: the pieces run one after the
+other, so each has storage of its own (a vector tile's accumulator, cache_write "local").
+A parallel loop is never split: its split belongs to its threads.
+
+A loop (serial, unrolled or vectorized) whose whole body is an ``if`` without ``else``
+loses the iterations at its ends where the guard is decided false, so the tail of a split
+that does not divide its loop is a narrower vector, not a masked one. Before::
+
+    for w1 in T.vectorized(16):
+        if w1 + 48 < 56:
+            out[w1 + 48] = ...
+
+after::
+
+    for w1 in T.vectorized(8):
+        out[w1 + 48] = ...
 """
 
 from __future__ import annotations
@@ -32,7 +46,7 @@ from __future__ import annotations
 from ..dsl import dtypes, expr as E
 from . import nodes as N
 from .bound_check import form_range
-from .simplify import linear_form, simplify_stmt
+from .simplify import linear_form, simplify_stmt, substitute_stmt
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
 #: Most pieces one loop is split into (before, middle, after).
@@ -86,15 +100,7 @@ def guard_comparisons(body: N.Stmt) -> list[E.PrimExpr]:
             conds.append(node.condition)
 
     post_order_visit(body, visit)
-    out: list[E.PrimExpr] = []
-    stack = list(conds)
-    while stack:
-        c = stack.pop()
-        if isinstance(c, E.And):
-            stack += [c.a, c.b]
-        elif isinstance(c, _CMP) and dtypes.is_int(c.a.dtype) and dtypes.is_int(c.b.dtype):
-            out.append(c)
-    return out
+    return [c for cond in conds for c in _conjuncts(cond)]
 
 
 def _verdicts(cmp: E.PrimExpr, var: E.Var, ranges: dict) -> tuple | None:
@@ -153,8 +159,14 @@ class _Partitioner(IRMutator):
         self.changed = False
 
     def stmt_For(self, s: N.For) -> N.Stmt:
+        narrowed = _narrowed(s, self.outer)
+        if narrowed is not None:
+            self.changed = True
+            if narrowed is _EMPTY:
+                return N.NOP
+            s = narrowed
         pieces = None
-        if s.kind == "serial" and self.depth < MAX_DEPTH and not _allocates(s.body):
+        if (s.kind == "serial" and self.depth < MAX_DEPTH) or s.kind == "unrolled":
             pieces = _pieces(s, self.outer)
         lo, ext = _const(s.min), _const(s.extent)
         if pieces is None:
@@ -162,10 +174,11 @@ class _Partitioner(IRMutator):
             return self._within(s, rng, 0)
         self.changed = True
         out = []
+        deeper = int(s.kind == "serial")  # an unrolled loop's pieces copy nothing more
         for a, b in pieces:
             piece = N.For(s.loop_var, E.IntImm(a, s.min.dtype), E.IntImm(b - a + 1, s.extent.dtype),
                           s.kind, s.body, s.thread_tag, s.annotations)  # fmt: skip
-            out.append(self._within(piece, (a, b), 1))
+            out.append(self._within(piece, (a, b), deeper))
         return N.seq(*out)
 
     def _within(self, s: N.For, rng: tuple | None, deeper: int) -> N.For:
@@ -189,5 +202,52 @@ class _Partitioner(IRMutator):
         )
 
 
-def _allocates(body: N.Stmt) -> bool:
-    return any(isinstance(s, N.Allocate) for s in walk_stmts(body))
+#: ``_narrowed``'s answer for a loop whose guard is false on every iteration
+_EMPTY = object()
+
+
+def _narrowed(loop: N.For, outer: dict):
+    """``loop`` without the iterations at its ends where the ``if`` that is its whole
+    body is decided false (``_EMPTY``: false on all), or None to leave it.
+
+    The loop keeps its variable and starts at its first live iteration; a vectorized
+    loop is rebased to start at 0 (its variable stands for ``var + first``), as the
+    vector generator reads the lanes from 0."""
+    body = loop.body
+    if loop.kind not in ("serial", "unrolled", "vectorized") or not isinstance(body, N.IfThenElse):
+        return None
+    if body.else_case is not None:
+        return None
+    lo, ext = _const(loop.min), _const(loop.extent)
+    if lo is None or ext is None or not 1 <= ext <= MAX_EXTENT:
+        return None
+    ranges = {**outer, **_loop_ranges(body)}
+    rules = [r for g in _conjuncts(body.condition) if (r := _verdicts(g, loop.loop_var, ranges))]
+    if not rules:
+        return None
+    live = [v for v in range(lo, lo + ext) if all(_verdict(r, v) is not False for r in rules)]
+    if not live:
+        return _EMPTY
+    first, last = live[0], live[-1]
+    if (first, last) == (lo, lo + ext - 1) or len(live) != last - first + 1:
+        return None  # nothing to drop, or a hole in the middle (left to the guard)
+    count = E.IntImm(last - first + 1, loop.extent.dtype)
+    if loop.kind != "vectorized" or first == 0:
+        return N.For(loop.loop_var, E.IntImm(first, loop.min.dtype), count, loop.kind, body,
+                     loop.thread_tag, loop.annotations)  # fmt: skip
+    var = loop.loop_var
+    shifted = substitute_stmt(body, {var: E.Add(var, E.IntImm(first, var.dtype), var.dtype)})
+    return N.For(var, E.IntImm(0, loop.min.dtype), count, loop.kind, shifted, loop.thread_tag,
+                 loop.annotations)  # fmt: skip
+
+
+def _conjuncts(cond: E.PrimExpr) -> list[E.PrimExpr]:
+    """The integer comparisons ``cond`` is the conjunction of (others are left out)."""
+    out, stack = [], [cond]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, E.And):
+            stack += [c.a, c.b]
+        elif isinstance(c, _CMP) and dtypes.is_int(c.a.dtype) and dtypes.is_int(c.b.dtype):
+            out.append(c)
+    return out

@@ -168,7 +168,7 @@ def _softmax_case():
 
     def apply(sch):
         i, j = _loops(sch, "T_softmax_norm")
-        _, j1 = sch.split(j, [None, 16])  # 53: a masked tail
+        _, j1 = sch.split(j, [None, 16])  # 53 = 3 * 16 + 5: the tail is a 5-lane vector
         sch.vectorize(j1)
         for stage in ("T_softmax_expsum", "T_softmax_exp", "T_softmax_maxelem"):
             sch.compute_at(sch.get_block(stage), i)
@@ -181,7 +181,7 @@ def _softmax_case():
         apply,
         lambda a: [ref.softmax_python(a)],
         rtol=1e-5,
-        paths=("masked_loads", "parallel -> 2 threads"),
+        paths=("SIMD x16", "SIMD x5", "parallel -> 2 threads"),
     )
 
 
@@ -204,10 +204,10 @@ def _broadcast_case():
         apply,
         lambda a, s_, b: [a * s_[:, None, None] + b[None, None, :]],
         rtol=1e-6,
-        # the report shows the first unrolled copy (k_0 = 0): its guarded lanes' elements
-        # exist (row i * 7 + j starts at (i * 7 + j) * 45), so it reads them unmasked and
-        # masks the store; the last copy's masked loads are quiet
-        paths=("masked_stores", "scalar_loads", "unrolled", "parallel -> 2 threads"),
+        # 45 = 16 + 16 + 13: the unrolled k_0 is split where the guard k_0 * 16 + k_1 < 45
+        # is decided, and the last copy's vector loop loses the lanes the guard refuses:
+        # 13 lanes, unmasked
+        paths=("SIMD x16", "SIMD x13", "scalar_loads", "unrolled", "parallel -> 2 threads"),
     )
 
 
@@ -233,7 +233,8 @@ def _int_arith_case():
     def expect(a, b):
         return [np.maximum((a // 3) * b, a % 7) + np.where(a > b, a - b, np.minimum(a, 4))]
 
-    return Case([A, B, out], apply, expect, paths=("masked_loads", "parallel -> 2 threads"))
+    # 50 = 3 * 16 + 2: the guarded last tile is a 2-lane vector, unmasked
+    return Case([A, B, out], apply, expect, paths=("SIMD x16", "SIMD x2", "parallel -> 2 threads"))
 
 
 def _colsum_f64_case():

@@ -29,13 +29,18 @@ def _transpose(n: int, lanes: int):
     return sch
 
 
-def _tail(m: int, lanes: int):
+def _tail(m: int, lanes: int, *, parallel: bool = True):
+    """``B = A * 3 + 1`` split by ``lanes``, the inner loop vectorized. With ``parallel``
+    the outer loop runs on threads, which loop partitioning leaves whole: the last tile's
+    guard stays a lane mask (a serial outer loop gets a narrower last vector instead)."""
     A = te.placeholder((m,), name="A")
     B = te.compute((m,), lambda i: A[i] * 3.0 + 1.0, name="B")
     sch = tir.Schedule(te.create_prim_func([A, B]))
     (i,) = sch.get_loops(sch.get_block("B"))
-    _, ii = sch.split(i, [None, lanes])
+    io, ii = sch.split(i, [None, lanes])
     sch.vectorize(ii)
+    if parallel:
+        sch.parallel(io)
     return sch
 
 
@@ -76,6 +81,20 @@ def test_non_divisible_split_uses_masked_load_and_store(rand):
     b = np.full_like(a, np.nan)
     f(a, b)
     np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6, atol=1e-6)  # FMA-contracted
+
+
+def test_a_serial_tail_is_a_narrower_vector_not_a_mask(rand):
+    """1000 = 62 * 16 + 8: the serial outer loop is partitioned at its last tile, and that
+    tile's vector loop keeps the 8 lanes its guard allows: no mask at all."""
+    f = tvm.build(_tail(1000, 16, parallel=False).mod, target="llvm")
+    report = f.loop_report()
+    assert "SIMD x16 [vector_loads=1, vector_stores=1]" in report
+    assert "SIMD x8 [vector_loads=1, vector_stores=1]" in report
+    assert "masked" not in report and "llvm.masked" not in f.get_source("ll")
+    a = rand((1000,))
+    b = np.full_like(a, np.nan)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6, atol=1e-6)
 
 
 def test_lane_dependent_select_is_masked(rand):
@@ -136,14 +155,16 @@ _GUARD_PAGE_SCRIPT = textwrap.dedent(
         keep.append(buf)
         return np.frombuffer(buf, np.float32, n, (pages - 1) * page - 4 * n).reshape(shape)
 
-    if sys.argv[1] == "tail":
+    if sys.argv[1].startswith("tail"):
         m = 1000
         A = te.placeholder((m,), name="A")
         B = te.compute((m,), lambda i: A[i] * 3.0 + 1.0, name="B")
         sch = tir.Schedule(te.create_prim_func([A, B]))
         (i,) = sch.get_loops(sch.get_block("B"))
-        _, ii = sch.split(i, [None, 16])
+        io, ii = sch.split(i, [None, 16])
         sch.vectorize(ii)
+        if sys.argv[1] == "tail_masked":  # on threads: the last tile stays a lane mask
+            sch.parallel(io)
         a, b = at_page_end((m,)), at_page_end((m,))
         a[:] = np.arange(m, dtype=np.float32)
         args, expect = [a, b], lambda: a * np.float32(3) + np.float32(1)
@@ -163,7 +184,7 @@ _GUARD_PAGE_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses mmap/mprotect guard pages (Linux)")
-@pytest.mark.parametrize("workload", ["tail", "matmul_overhanging_tiles"])
+@pytest.mark.parametrize("workload", ["tail", "tail_masked", "matmul_overhanging_tiles"])
 def test_guarded_code_never_touches_memory_past_the_end(workload):
     """Every array ends right before an inaccessible page: an unmasked tail load or store,
     or a row of A read for a tile row past the end, would crash the (separate) process
@@ -183,7 +204,10 @@ def test_overhanging_register_tile_stays_in_registers(rand):
     """Guards on a thread-private tile whose elements all exist need no masked memory
     operations: loads are plain and stores blend, so LLVM keeps the tile in registers."""
     m, n, k = 50, 40, 30
-    sch = tile_matmul(matmul_schedule(m, n, k), 3, 16, vectorize_write_back=False, pack=False)
+    # j0 on threads: its guard (the last 16-wide tile holds 8 columns) stays a lane mask
+    sch = tile_matmul(
+        matmul_schedule(m, n, k), 3, 16, vectorize_write_back=False, pack=False, parallel=True
+    )
     f = tvm.build(sch.mod, target="llvm", num_threads=1)
     report = f.loop_report()
     assert "blend_stores=1" in report and "masked_loads=1" in report, report

@@ -1,7 +1,7 @@
 """A serial loop whose guards are decided on most of its iterations is split there
 (``ir.loop_partition``): the middle piece runs without the test, the results stay
-numpy's, and the loops it must not split (equalities, allocations, parallel loops,
-more than three pieces) stay whole."""
+numpy's, and the loops it must not split (equalities, parallel loops, more than three
+pieces) stay whole; a vector loop whose guard refuses its last lanes loses them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import ansor_lab as tvm
 from ansor_lab import te, tir, topi
 from ansor_lab.codegen.pipeline import prepare
+from ansor_lab.dsl import expr as E
 from ansor_lab.dsl.printer import text
 from ansor_lab.ir import nodes as N
 from ansor_lab.ir.loop_partition import guard_comparisons, partition_guarded_loops
@@ -83,9 +84,13 @@ def test_a_split_that_does_not_divide_runs_its_whole_tiles_unmasked(rand):
     sch.vectorize(ii)
     prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
     assert _loops(prepared, "i_0") == [(0, 6)]  # 6 whole tiles, then the 4 left
+    # the last tile's vector loop keeps the 4 lanes its guard allows: no mask left
+    (tail,) = [s for s in _loop_nodes(prepared.body, "i_1") if s.extent.value == 4]
+    assert not guard_comparisons(tail)
     f = tvm.build(sch.mod, target="llvm")
     report = f.loop_report().splitlines()
-    assert len(report) == 2 and "masked" not in report[0] and "masked" in report[1]
+    assert len(report) == 2 and "SIMD x16" in report[0] and "SIMD x4" in report[1]
+    assert "masked" not in f.loop_report()
     a = rand((100,))
     b = np.empty(100, "float32")
     f(a, b)
@@ -102,19 +107,23 @@ def test_an_equality_is_left_to_llvm():
     assert partition_guarded_loops(lowered) is lowered
 
 
-def test_a_parallel_loop_and_a_loop_around_an_allocation_stay_whole(rand):
+def test_a_parallel_loop_stays_whole_and_a_loop_around_an_allocation_is_split(rand):
     sch = _inlined_pool(20, None)
     sch.parallel(sch.get_loops(sch.get_block("pool_max"))[2])
     prepared = prepare(tvm.lower(sch.mod)["main"], "llvm")
     assert _loops(prepared, "i2") == [(0, 10)]
-    # the padding computed per row into a local buffer: the row loop holds the buffer
+    # the padding computed per row into a local buffer: each piece of the row loop
+    # allocates the buffer for itself
     x = te.placeholder((1, 3, 20, 20), name="x")
     pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
     sch2 = tir.Schedule(te.create_prim_func([x, pool]))
     _, _, h, _, _, _ = sch2.get_loops(sch2.get_block(pool.op.name))
     sch2.compute_at(sch2.get_block("pad_temp"), h)
     assert any(isinstance(s, N.Allocate) for s in walk_stmts(tvm.lower(sch2.mod)["main"].body))
-    assert _loops(prepare(tvm.lower(sch2.mod)["main"], "llvm"), "i2_1") == [(0, 10)]
+    prepared2 = prepare(tvm.lower(sch2.mod)["main"], "llvm")
+    # row 0 reads the top padding: its one-trip piece is folded away
+    assert _loops(prepared2, "i2_1") == [(1, 9)]
+    assert sum(isinstance(s, N.Allocate) for s in walk_stmts(prepared2.body)) == 2
     for s in (sch, sch2):
         f = tvm.build(s.mod, target="llvm")
         a = rand((1, 3, 20, 20))
@@ -141,4 +150,65 @@ def test_more_than_three_pieces_stay_one_loop():
     b = np.empty(64, "float32")
     f(a, b)
     want = np.where((a >= 10) & (a < 50), np.where(a < 30, a, a * 2), 0).astype("float32")
+    np.testing.assert_array_equal(b, want)
+
+
+def _guarded_copy(guard, kind: str = "vectorized", else_case: bool = False) -> N.PrimFunc:
+    """``for j in range(2): for i in <kind>(16): if guard(i, j): B[j, i] = A[j, i] + 1``."""
+    a = N.Buffer("A", (2, 16), "float32")
+    b = N.Buffer("B", (2, 16), "float32")
+    i, j = E.Var("i", "int32"), E.Var("j", "int32")
+    store = N.BufferStore(b, N.BufferLoad(a, (j, i), "float32") + E.FloatImm(1.0, "float32"), (j, i))
+    other = N.BufferStore(b, E.FloatImm(-1.0, "float32"), (j, i)) if else_case else None
+    inner = N.For(i, 0, 16, kind, N.IfThenElse(guard(i, j), store, other))
+    return N.PrimFunc((a, b), N.For(j, 0, 2, "serial", inner))
+
+
+def _run_guarded(func: N.PrimFunc, rand) -> tuple[np.ndarray, np.ndarray]:
+    a = rand((2, 16))
+    b = np.full((2, 16), 7.0, np.float32)
+    tvm.build(func, target="llvm")(a, b)
+    return a, b
+
+
+@pytest.mark.parametrize("kind", ["vectorized", "serial", "unrolled"])
+def test_a_loop_loses_the_iterations_its_guard_refuses_at_its_start(rand, kind):
+    # i + 2 * j >= 3 refuses i = 0 in both rows (j <= 1): the loop starts at 1; a serial
+    # or unrolled loop is then split at i = 3, where the guard holds for every row
+    func = _guarded_copy(lambda i, j: i + j * 2 >= 3, kind)
+    inner = _loop_nodes(prepare(func, "llvm").body, "i")
+    if kind == "vectorized":  # rebased to start at 0: 15 lanes from i = 1, row 0 masked
+        assert [(s.min.value, s.extent.value) for s in inner] == [(0, 15)]
+    else:
+        assert [(s.min.value, s.extent.value) for s in inner] == [(1, 2), (3, 13)]
+        assert not guard_comparisons(inner[1])
+    a, b = _run_guarded(func, rand)
+    want = np.full((2, 16), 7.0, np.float32)
+    want[0, 3:] = a[0, 3:] + 1
+    want[1, 1:] = a[1, 1:] + 1
+    np.testing.assert_array_equal(b, want)
+    # decided for every lane: the vector loses its first three lanes and its guard
+    func = _guarded_copy(lambda i, j: i >= 3, kind)
+    (inner,) = _loop_nodes(prepare(func, "llvm").body, "i")
+    assert inner.extent.value == 13 and not guard_comparisons(inner)
+    assert inner.min.value == (0 if kind == "vectorized" else 3)
+    a, b = _run_guarded(func, rand)
+    want = np.full((2, 16), 7.0, np.float32)
+    want[:, 3:] = a[:, 3:] + 1
+    np.testing.assert_array_equal(b, want)
+
+
+def test_a_guard_false_everywhere_removes_the_loop_and_holes_and_else_stay(rand):
+    never = prepare(_guarded_copy(lambda i, j: i + j > 20), "llvm")
+    assert not _loop_nodes(never.body, "i")
+    a, b = _run_guarded(_guarded_copy(lambda i, j: i + j > 20), rand)
+    np.testing.assert_array_equal(b, np.full((2, 16), 7.0, np.float32))
+    # live at both ends, refused in the middle: the guard stays, as a lane mask
+    hole = _guarded_copy(lambda i, j: E.Or(i < 4, i >= 12), "vectorized")
+    assert [s.extent.value for s in _loop_nodes(prepare(hole, "llvm").body, "i")] == [16]
+    # an else branch runs where the guard fails: those iterations are not dropped
+    with_else = _guarded_copy(lambda i, j: i >= 5, "vectorized", else_case=True)
+    assert [s.extent.value for s in _loop_nodes(prepare(with_else, "llvm").body, "i")] == [16]
+    a, b = _run_guarded(with_else, rand)
+    want = np.where(np.arange(16) >= 5, a + 1, np.float32(-1.0))
     np.testing.assert_array_equal(b, want)
