@@ -158,7 +158,8 @@ def _guarded_copy(guard, kind: str = "vectorized", else_case: bool = False) -> N
     a = N.Buffer("A", (2, 16), "float32")
     b = N.Buffer("B", (2, 16), "float32")
     i, j = E.Var("i", "int32"), E.Var("j", "int32")
-    store = N.BufferStore(b, N.BufferLoad(a, (j, i), "float32") + E.FloatImm(1.0, "float32"), (j, i))
+    plus_one = N.BufferLoad(a, (j, i), "float32") + E.FloatImm(1.0, "float32")
+    store = N.BufferStore(b, plus_one, (j, i))
     other = N.BufferStore(b, E.FloatImm(-1.0, "float32"), (j, i)) if else_case else None
     inner = N.For(i, 0, 16, kind, N.IfThenElse(guard(i, j), store, other))
     return N.PrimFunc((a, b), N.For(j, 0, 2, "serial", inner))
