@@ -13,7 +13,9 @@ from tiled_matmul import matmul_schedule, tile_matmul
 import ansor_lab as tvm
 from ansor_lab import te, tir
 from ansor_lab.codegen.llvm import load_openmp
+from ansor_lab.dsl import expr as E
 from ansor_lab.errors import IRError, ScheduleError
+from ansor_lab.ir import nodes as N
 
 pytestmark = pytest.mark.skipif(not load_openmp(), reason="libgomp is not installed")
 
@@ -68,6 +70,22 @@ def test_fewer_iterations_than_threads(rand):
     b = np.zeros_like(a)
     f(a, b)
     np.testing.assert_array_equal(b, a + np.float32(1.0))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 64, 1001])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_each_iteration_runs_once_whatever_the_extent(n, threads):
+    """Each thread's static block, then chunks from the shared counter: an in-place
+    increment shows an iteration that ran twice (2) or never (0)."""
+    buf = N.Buffer("B", (n,), "float32")
+    i = E.Var("i", "int32")
+    bump = N.BufferStore(buf, N.BufferLoad(buf, (i,), "float32") + E.FloatImm(1.0, "float32"), (i,))
+    func = N.PrimFunc((buf,), N.For(i, 0, n, "parallel", bump))
+    f = tvm.build(func, target="llvm", num_threads=threads)
+    b = np.zeros(n, np.float32)
+    for _ in range(3):  # the counter starts afresh on every call
+        f(b)
+    np.testing.assert_array_equal(b, np.full(n, 3.0, np.float32))
 
 
 def test_parallel_tiled_matmul_with_heap_buffer_per_iteration(rand):
