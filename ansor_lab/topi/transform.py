@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ..dsl import dtypes, expr as E, intrin
-from ..dsl.tensor import Tensor, compute, reduce_axis
+from ..dsl import dtypes, expr as E
+from ..dsl.tensor import Tensor, compute
 from ..errors import DSLError
+from .nn.dense import matmul_product
 from .tag import ELEMWISE, INJECTIVE
 from .utils import check_tensor, get_const_int, get_const_tuple, normalize_axes, normalize_axis
 
@@ -251,21 +252,7 @@ def matmul(a: Tensor, b: Tensor, transp_a: bool = False, transp_b: bool = False)
             f"topi.matmul: a is {a.dtype} but b is {b.dtype}; cast one with topi.cast, or "
             "use topi.nn.matmul(a, b, out_dtype=...)"
         )
-    m, ka = (a.shape[1], a.shape[0]) if transp_a else a.shape
-    kb, n = (b.shape[1], b.shape[0]) if transp_b else b.shape
-    if ka != kb:
-        raise DSLError(
-            f"topi.matmul: reduction sizes differ: a {a.shape} (transp_a={transp_a}) gives "
-            f"{ka}, b {b.shape} (transp_b={transp_b}) gives {kb}; check shapes and flags"
-        )
-    k = reduce_axis((0, ka), name="k")
-
-    def body(i, j):
-        x = a[k, i] if transp_a else a[i, k]
-        y = b[j, k] if transp_b else b[k, j]
-        return intrin.sum(x * y, axis=k)
-
-    return compute((m, n), body, name="T_matmul", tag="matmul")
+    return matmul_product("topi.matmul", a, b, transp_a, transp_b, a.dtype, "T_matmul")
 
 
 def _parse_layout(layout: Any, what: str) -> list[tuple[str, int]]:

@@ -50,25 +50,33 @@ def matmul(
     op = "topi.nn.matmul"
     check_tensor(A, f"{op}: A", 2)
     check_tensor(B, f"{op}: B", 2)
+    dt = _out_dtype(op, A, B, out_dtype)
+    name = f"T_matmul_{'T' if transpose_a else 'N'}{'T' if transpose_b else 'N'}"
+    out = matmul_product(op, A, B, transpose_a, transpose_b, dt, name)
+    return _add_bias(op, out, bias)
+
+
+def matmul_product(
+    op: str, A: Tensor, B: Tensor, transpose_a: bool, transpose_b: bool, dtype: str, name: str
+) -> Tensor:
+    """Stage ``name`` (tag ``matmul``): op(A) @ op(B) summed in ``dtype``, the 2-D operands
+    checked by the caller ``op`` (``topi.matmul`` and ``topi.nn.matmul`` share it)."""
     m, ka = (A.shape[1], A.shape[0]) if transpose_a else A.shape
     kb, n = (B.shape[1], B.shape[0]) if transpose_b else B.shape
     if ka != kb:
         raise DSLError(
             f"{op}: reduction sizes differ: A{' (transposed)' if transpose_a else ''} {A.shape} "
             f"gives K={ka} but B{' (transposed)' if transpose_b else ''} {B.shape} gives K={kb}; "
-            "check the shapes or the transpose_a/transpose_b flags"
+            "check the shapes or the transpose flags"
         )
-    dt = _out_dtype(op, A, B, out_dtype)
     k = reduce_axis((0, ka), name="k")
 
     def fcompute(i, j):
         a = A[k, i] if transpose_a else A[i, k]
         b = B[j, k] if transpose_b else B[k, j]
-        return intrin.sum(a.astype(dt) * b.astype(dt), axis=k)
+        return intrin.sum(a.astype(dtype) * b.astype(dtype), axis=k)
 
-    name = f"T_matmul_{'T' if transpose_a else 'N'}{'T' if transpose_b else 'N'}"
-    out = compute((m, n), fcompute, name=name, tag="matmul")
-    return _add_bias(op, out, bias)
+    return compute((m, n), fcompute, name=name, tag="matmul")
 
 
 def dense(
