@@ -133,13 +133,10 @@ def _verdict(rule: tuple, v: int) -> bool | None:
 
 def _pieces(loop: N.For, outer: dict) -> list[tuple[int, int]] | None:
     """Inclusive ranges of the pieces ``loop`` splits into, or None to leave it."""
-    lo, ext = _const(loop.min), _const(loop.extent)
-    if lo is None or ext is None or not 2 <= ext <= MAX_EXTENT:
+    found = _rules(loop, guard_comparisons(loop.body), outer, 2)
+    if found is None:
         return None
-    ranges = {**outer, **_loop_ranges(loop.body)}
-    rules = [r for g in guard_comparisons(loop.body) if (r := _verdicts(g, loop.loop_var, ranges))]
-    if not rules:
-        return None
+    lo, ext, rules = found
     pieces: list[list] = []
     for v in range(lo, lo + ext):
         sig = tuple(_verdict(r, v) for r in rules)
@@ -150,6 +147,18 @@ def _pieces(loop: N.For, outer: dict) -> list[tuple[int, int]] | None:
     if not 2 <= len(pieces) <= MAX_PIECES:
         return None
     return [(a, b) for a, b, _ in pieces]
+
+
+def _rules(loop: N.For, comparisons: list, outer: dict, min_extent: int) -> tuple | None:
+    """``(first, extent, rules)``: ``loop``'s constant bounds and the ``_verdicts`` of the
+    ``comparisons`` that involve its variable; None when there are none to decide or the
+    bounds are not constants in ``[min_extent, MAX_EXTENT]``."""
+    lo, ext = _const(loop.min), _const(loop.extent)
+    if lo is None or ext is None or not min_extent <= ext <= MAX_EXTENT:
+        return None
+    ranges = {**outer, **_loop_ranges(loop.body)}
+    rules = [r for g in comparisons if (r := _verdicts(g, loop.loop_var, ranges))]
+    return (lo, ext, rules) if rules else None
 
 
 class _Partitioner(IRMutator):
@@ -218,19 +227,18 @@ def _narrowed(loop: N.For, outer: dict):
         return None
     if body.else_case is not None:
         return None
-    lo, ext = _const(loop.min), _const(loop.extent)
-    if lo is None or ext is None or not 1 <= ext <= MAX_EXTENT:
+    found = _rules(loop, _conjuncts(body.condition), outer, 1)
+    if found is None:
         return None
-    ranges = {**outer, **_loop_ranges(body)}
-    rules = [r for g in _conjuncts(body.condition) if (r := _verdicts(g, loop.loop_var, ranges))]
-    if not rules:
-        return None
+    lo, ext, rules = found
+    # each rule is linear in the variable, so it refuses a prefix or a suffix: the live
+    # iterations are one run
     live = [v for v in range(lo, lo + ext) if all(_verdict(r, v) is not False for r in rules)]
     if not live:
         return _EMPTY
     first, last = live[0], live[-1]
-    if (first, last) == (lo, lo + ext - 1) or len(live) != last - first + 1:
-        return None  # nothing to drop, or a hole in the middle (left to the guard)
+    if (first, last) == (lo, lo + ext - 1):
+        return None  # nothing to drop
     count = E.IntImm(last - first + 1, loop.extent.dtype)
     if loop.kind != "vectorized" or first == 0:
         return N.For(loop.loop_var, E.IntImm(first, loop.min.dtype), count, loop.kind, body,
