@@ -3,6 +3,8 @@ ranks by it (only while the cost model cannot rank)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from workloads import FAST_PARAMS, TARGET, matmul
@@ -387,3 +389,34 @@ def test_while_the_prior_ranks_each_sketch_breeds_an_equal_share():
     # balanced, the sketch the prior likes least still gets bred
     assert counts[1].min() > counts[0].min()  # (16 and 31 bred unbalanced, 21 and 27)
     assert counts[1].min() > 0
+
+
+def _grouped_conv_tile(channels: int, rows: int) -> tir.Schedule:
+    """A grouped convolution (4 output channels per group) whose register tile holds
+    ``channels`` output channels x ``rows`` rows x one 16-lane vector of a row."""
+    from ansor_lab import topi  # noqa: PLC0415
+
+    data = te.placeholder((1, 16, 16, 16), name="data")
+    kernel = te.placeholder((16, 4, 3, 3), name="kernel")
+    out = topi.nn.group_conv2d_nchw(data, kernel, 1, 1, 1, 4)
+    sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
+    _, ff, yy, xx, rc, ry, rx = sch.get_loops(sch.get_block(out.op.name))
+    f0, f1 = sch.split(ff, [None, channels])
+    y0, y1 = sch.split(yy, [None, rows])
+    sch.reorder(f0, y0, rc, ry, rx, f1, y1, xx)
+    sch.vectorize(xx)
+    sch.annotate(f0, "pragma_auto_unroll_max_step", 64)
+    return sch
+
+
+def test_output_channels_of_one_group_share_their_input_loads(compute_only):
+    """A grouped convolution reads input channel ``ff // 4 * 4 + rc``: 8 channels x 2 rows
+    load 4 input vectors and 8 weights per step, 1 channel x 16 rows 16 vectors and 1
+    weight. Counted once per channel (16 + 8), the wider tile ranked below the taller one,
+    and the search kept one-channel tiles that ran up to 1.66x slower."""
+    assert _score(_grouped_conv_tile(8, 2)) > 1.1 * _score(_grouped_conv_tile(1, 16))
+    ff, rc = tir.Var("ff", "int32"), tir.Var("rc", "int32")
+    channel = (ff // 4) * 4 + rc
+    loops = [SimpleNamespace(var=ff, extent=8)]
+    assert prior._distinct((channel,), loops) == 2
+    assert prior._distinct((ff * 4 + rc,), loops) == 8  # linear: one element per point
