@@ -148,6 +148,7 @@ def _generate(
     module.triple = llvm.get_process_triple()
     ctx = ModuleContext(module, options)
     ctx.scalef = target.vector_bytes >= 64  # AVX-512F
+    ctx.written = {s.buffer for s in walk_stmts(func.body) if isinstance(s, N.BufferStore)}
     kernel = _emit_kernel(ctx, func)
     _emit_repeat(ctx, kernel, len(func.params))
     return str(module), ctx

@@ -102,6 +102,9 @@ class ModuleContext:
         #: the target scales by powers of two in one instruction (AVX-512 ``vscalefps``):
         #: the vector exp ends with ``llvm.ldexp`` (``vector_math``)
         self.scalef = False
+        #: the buffers the function stores to: their addresses are emitted as one variable
+        #: part plus a constant (``MemoryEmitter.address``)
+        self.written: set = set()
 
     def report(self, r: LoopReport) -> None:
         """Record what happened to a loop (once, not once per unrolled copy)."""

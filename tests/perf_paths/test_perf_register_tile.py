@@ -1,0 +1,48 @@
+"""A register tile stays in registers across short reduction loops that are not unrolled.
+
+A depthwise convolution's tile (7 rows x one vector of a row) runs inside its 3x3 window
+loops, which the auto-unroll budget leaves as loops; LLVM unrolls them itself, and keeps
+the 7 accumulators in registers only when it can tell their addresses apart. Emitted as a
+sum per dimension (``sext(i*7 + 1) * 28``) each accumulator had its own variable part,
+and LLVM stored and reloaded every one around each multiply-add: 2.7x slower than the same
+program with the window unrolled by the schedule."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import ansor_lab as tvm
+from ansor_lab import te, tir, topi
+
+
+def _depthwise(unroll_budget: int):
+    data = te.placeholder((1, 8, 28, 28), name="data")
+    kernel = te.placeholder((8, 1, 3, 3), name="kernel")
+    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
+    sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
+    n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
+    i0, i2, i3 = sch.split(i, [2, 2, 7])
+    j0, j3 = sch.split(j, [2, 14])
+    sch.reorder(n, c, i0, j0, i2, di, dj, i3, j3)
+    sch.compute_at(sch.get_block("PaddedInput"), i2)  # the padded rows, per tile
+    sch.vectorize(j3)
+    sch.vectorize(sch.get_loops(sch.get_block("PaddedInput"))[-1])
+    sch.annotate(n, "pragma_auto_unroll_max_step", unroll_budget)
+    return tvm.build(sch.mod, target="llvm -num-cores=1")
+
+
+@pytest.mark.parametrize("budget", [16, 32, 512])
+def test_accumulators_are_not_stored_at_every_step(budget, rand):
+    # budget 16 unrolls the 7 rows only, 32 the rows and dj, 512 everything
+    f = _depthwise(budget)
+    stores = len(re.findall(r"store <\d+ x float>", f.get_source("ll")))
+    # in memory, the 7 accumulators take a store per step of the 9-step window: >= 63
+    assert 0 < stores < 7 * 9, stores
+    a, w = rand((1, 8, 28, 28)), rand((8, 1, 3, 3))
+    out = np.zeros((1, 8, 28, 28), "float32")
+    f(a, w, out)
+    want = topi.testing.depthwise_conv2d_python_nchw(a, w, 1, 1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
