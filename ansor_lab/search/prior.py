@@ -258,9 +258,7 @@ class _PriorWalker(LoopNestWalker):
             steps *= lp.extent
         total = 0.0
         for ld in _loads_of(s) if window else ():
-            used = set()
-            for i in ld.indices:
-                used |= E.free_vars(i)
+            used = _index_vars(ld)
             if vec is None or vec.var not in used:
                 continue  # a broadcast: folded into the multiply-adds, no register held
             rows = [lp for lp in tile if lp is not vec and lp.var in used]
@@ -275,9 +273,7 @@ class _PriorWalker(LoopNestWalker):
 
     def _loads(self, ld: N.BufferLoad, tile: list, vec) -> float:
         """Vector loads (or broadcasts, or lane loads) of one operand per reduction step."""
-        used = set()
-        for i in ld.indices:
-            used |= E.free_vars(i)
+        used = _index_vars(ld)
         n = float(_distinct(ld.indices, [lp for lp in tile if lp is not vec and lp.var in used]))
         if vec is not None and vec.var in used:
             n *= math.ceil(vec.extent / self.lanes) if not self._gathers(ld, vec) else vec.extent
@@ -298,6 +294,11 @@ class _PriorWalker(LoopNestWalker):
         coeff = sum(c for t, c in form[0].items() if t is vec.var)
         others = [t for t in form[0] if t is not vec.var and vec.var in E.free_vars(t)]
         return bool(others) or coeff not in (0, 1)
+
+
+def _index_vars(ld: N.BufferLoad) -> set:
+    """The variables an access's indices use."""
+    return set().union(*(E.free_vars(i) for i in ld.indices))
 
 
 def _distinct(indices: tuple, loops: list) -> int:
