@@ -18,11 +18,12 @@ from ..dsl.dtypes import INDEX_MAX
 from ..ir import nodes as N
 from ..ir.bound_check import form_range
 from ..ir.simplify import linear_form, simplify_expr
-from ..ir.visitor import post_order_visit, walk_stmts
+from ..ir.visitor import walk_stmts
 
 #: Vectorized loops wider than this are emitted as scalar loops.
 MAX_LANES = 256
-#: A branch-free vectorized loop up to this width is one vector of its own width
+#: A vectorized loop up to this width is one vector of its own width; a wider one is
+#: emitted in pieces (``vector_chunks``)
 MAX_WHOLE_LANES = 16
 
 #: How an access inside a vectorized loop is done ("strided": loads only, lanes 2-4
@@ -128,27 +129,24 @@ def const_int(e: E.PrimExpr) -> int | None:
     return int(e.value) if isinstance(e, E.IntImm) else None
 
 
-def vector_chunks(lanes: int, body: N.Stmt) -> list[tuple[int, int]]:
-    """(offset, width) pieces of a vectorized loop: one piece of the loop's own width
-    when the body has no guard and no branch (LLVM's x86 backend widens a <7 x float> to
-    one register), else powers of two (see ``vector_loop``)."""
-    if lanes <= MAX_WHOLE_LANES and not _has_branch(body):
+def vector_chunks(lanes: int) -> list[tuple[int, int]]:
+    """(offset, width) pieces of a vectorized loop of ``lanes``: up to ``MAX_WHOLE_LANES``
+    one piece of the loop's own width (LLVM's x86 backend widens a <7 x float> to one
+    register); wider, powers of two over the whole groups of ``MAX_WHOLE_LANES`` and the
+    rest as one piece (44 = 32 + 12).
+
+    Only the width decides, never the body: the statements of one register tile (its
+    zeroing, its padded multiply-add) must cut a row alike, or LLVM cannot forward a
+    12-lane store to an 8- and a 4-lane load and keeps the accumulators in memory. A
+    28-lane row is 16 + 12, two registers an operation, where 16 + 8 + 4 took three (a
+    depthwise convolution's 2 x 28 tile spent a third of its multiply-adds on the narrow
+    pieces). No mask is wider than ``MAX_WHOLE_LANES``: one as wide as <48 x i1> living
+    across blocks makes LLVM scalarize every select and masked access that uses it."""
+    if lanes <= MAX_WHOLE_LANES:
         return [(0, lanes)]
-    return _pow2_chunks(lanes)
-
-
-def _has_branch(body: N.Stmt) -> bool:
-    """Does ``body`` contain a condition (an if, an if_then_else, a select)?"""
-    found = []
-
-    def visit(node) -> None:
-        if isinstance(node, (N.IfThenElse, E.Select)) or (
-            isinstance(node, E.Call) and node.op == "if_then_else"
-        ):
-            found.append(node)
-
-    post_order_visit(body, visit)
-    return bool(found)
+    whole = lanes - lanes % MAX_WHOLE_LANES
+    tail = [(whole, lanes - whole)] if whole < lanes else []
+    return _pow2_chunks(whole) + tail
 
 
 def _pow2_chunks(lanes: int) -> list[tuple[int, int]]:

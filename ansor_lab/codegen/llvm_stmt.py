@@ -1,6 +1,6 @@
 """Statement emission: sequences, lets, branches (masks inside vector loops), and the
-loops: serial, unrolled, vectorized (by power-of-two chunks) and the counted loop
-emitter every loop goes through."""
+loops: serial, unrolled, vectorized (in chunks, ``access.vector_chunks``) and the counted
+loop emitter every loop goes through."""
 
 from __future__ import annotations
 
@@ -223,18 +223,17 @@ class StmtEmitter:
         self.ranges.pop(s.loop_var, None)
 
     def vector_loop(self, s: N.For, lanes: int) -> None:
-        """Emit the body once per power-of-two chunk of the lanes (48 = 32 + 16; the loop
-        report then counts accesses over all chunks). The lanes are independent, so this is
-        the same program; but a mask of a width like <48 x i1> that lives across blocks (a
-        loop-invariant guard of a non-divisible tile) makes LLVM's x86 backend scalarize
-        every select and masked access that uses it (25x slower).
-
-        A short loop without any guard or branch is one vector of its own width instead
-        (``vector_chunks``): a <7 x float> row of a 7x7 feature map stays in one
-        register, where three chunks (4 + 2 + 1) made a convolution 2.5x slower."""
+        """Emit the body once per chunk of the lanes (``vector_chunks``: 48 = 32 + 16,
+        28 = 16 + 12; the loop report then counts accesses over all chunks). The lanes are
+        independent, so this is the same program; but a mask of a width like <48 x i1>
+        that lives across blocks (a loop-invariant guard of a non-divisible tile) makes
+        LLVM's x86 backend scalarize every select and masked access that uses it (25x
+        slower). A row up to 16 lanes is one vector of its own width: a <7 x float> row of
+        a 7x7 feature map stays in one register, where three chunks (4 + 2 + 1) made a
+        convolution 2.5x slower."""
         base = self.expr(s.min)
         total: dict = {}
-        chunks = vector_chunks(lanes, s.body)
+        chunks = vector_chunks(lanes)
         for offset, n in chunks:
             start = base if offset == 0 else self.b.add(base, ir.Constant(base.type, offset))
             self.vec = Vector(s.loop_var, n, start, None, {s.loop_var})

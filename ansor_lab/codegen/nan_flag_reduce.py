@@ -106,7 +106,7 @@ def flag_widths(red: NanFlagReduce) -> set[int]:
     extent = loop.extent.value if isinstance(loop.extent, E.IntImm) else None
     if extent is None:
         return {0}
-    return {0} | {n for _, n in vector_chunks(extent, loop.body)}
+    return {0} | {n for _, n in vector_chunks(extent)}
 
 
 def make_flags(fb, red: NanFlagReduce) -> dict:

@@ -10,7 +10,7 @@ returns. Lowering has already simplified the function; ``prepare`` then
    an inlined padding's tests leave the middle iterations), then applies
    ``pragma_auto_unroll_max_step`` (loops become ``T.unroll``),
 3. legalises loops for the LLVM backend: every vectorized loop is annotated with how it
-   will be emitted (``"llvm.vectorize"``: its width, its power-of-two chunks, and for
+   will be emitted (``"llvm.vectorize"``: its width, its chunks, and for
    each memory access whether it is a vector (``contiguous``), a broadcast ``scalar`` or a
    ``gather``/scatter, and whether it is ``masked``), and every unrolled loop with whether
    it is unrolled (``"llvm.unroll"``).
@@ -18,7 +18,7 @@ returns. Lowering has already simplified the function; ``prepare`` then
 The annotations are computed by the same analysis the code generator uses
 (``codegen.access``, ``transpose_copy.match``). ``vector_view`` (``codegen.vector_form``)
 turns the prepared function into what will run: every SIMD loop as its vector statements
-(``Ramp`` / ``Broadcast`` accesses, one per power-of-two chunk, lane masks as vector
+(``Ramp`` / ``Broadcast`` accesses, one per chunk, lane masks as vector
 conditions), the other marks kept; ``mod.get_source("tir")`` prints it. The generator
 still receives ``prepare``'s loop form; the tests hold the two to each other (lanes,
 chunks, the kind of every access). ``tvm.lower`` stays the schedule's view, before
@@ -118,7 +118,7 @@ def vector_plan(loop: N.For) -> VectorPlan:
     reason = A.not_vectorizable(loop, extent)
     if reason is not None:
         return VectorPlan(extent, fallback=f"scalar loop ({reason})")
-    chunks = tuple(A.vector_chunks(extent, loop.body))
+    chunks = tuple(A.vector_chunks(extent))
     walker = A.AccessWalker(loop.loop_var, lanes=max(n for _, n in chunks))
     walker.stmt(loop.body, False)
     return VectorPlan(extent, chunks, tuple(walker.found))

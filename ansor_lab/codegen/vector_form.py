@@ -2,7 +2,7 @@
 
 ``vector_view`` rewrites every vectorized loop that the LLVM generator emits as SIMD
 code (its ``"llvm.vectorize"`` plan is ``xN...``, see ``codegen.pipeline``) into one
-vector statement per power-of-two chunk (``access.vector_chunks``), with the loop variable
+vector statement per chunk (``access.vector_chunks``), with the loop variable
 replaced by the lanes of that chunk:
 
 - a contiguous access reads/writes ``A[i, T.Ramp(base, 1, lanes)]`` (``Ramp`` in each
@@ -83,7 +83,7 @@ class _Rewriter(IRMutator):
             return s if body is s.body else replace(s, body=body)
         lanes = A.const_int(s.extent)
         chunks = []
-        for offset, n in A.vector_chunks(lanes, s.body):
+        for offset, n in A.vector_chunks(lanes):
             base = simplify_expr(E.Add(s.min, E.IntImm(offset, s.min.dtype), s.min.dtype))
             chunks.append((n, _Chunk(s.loop_var, base, n).stmt(s.body)))
         self.loops.append(VectorLoop(s.loop_var.name, lanes, tuple(chunks)))

@@ -157,9 +157,9 @@ def test_vector_lanes_in_double_and_half_keep_every_nan():
 
 
 def test_a_window_nest_around_a_row_vector_in_chunks_keeps_every_nan():
-    # the windows outside a 10-wide output row, a guard (the padding) inside: the row is
-    # emitted in chunks of 8 and 2, each with a mask flag of its own width
-    x = te.placeholder((1, 3, 20, 20), name="x")
+    # the windows outside a 26-wide output row, a guard (the padding) inside: the row is
+    # emitted in chunks of 16 and 10, each with a mask flag of its own width
+    x = te.placeholder((1, 3, 20, 52), name="x")
     pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
     sch = tir.Schedule(te.create_prim_func([x, pool]))
     sch.compute_inline(sch.get_block("pad_temp"))
@@ -167,12 +167,12 @@ def test_a_window_nest_around_a_row_vector_in_chunks_keeps_every_nan():
     sch.reorder(n, c, h, r0, r1, w)
     sch.vectorize(w)
     f = tvm.build(sch.mod, target="llvm")
-    assert "chunks=8+2" in f.loop_report() and "NaN test in a flag" in f.loop_report()
-    a = np.random.default_rng(4).standard_normal((1, 3, 20, 20)).astype("float32")
-    a[0, 0, 5, 19] = np.nan  # read by the last output column only: the chunk of 2
+    assert "chunks=16+10" in f.loop_report() and "NaN test in a flag" in f.loop_report()
+    a = np.random.default_rng(4).standard_normal((1, 3, 20, 52)).astype("float32")
+    a[0, 0, 5, 51] = np.nan  # read by the last output column only: the chunk of 10
     a[0, 1, 0, 0] = np.nan  # the first column, the first row
     a[0, 2, 10, 7] = np.nan
-    out = np.empty((1, 3, 10, 10), "float32")
+    out = np.empty((1, 3, 10, 26), "float32")
     f(a, out)
     padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
     win = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))[:, :, ::2, ::2]
