@@ -11,7 +11,9 @@ min/max propagate NaN like numpy (``llvm.minimum`` / ``llvm.maximum``, the sign 
 result left open: numpy returns its first argument for max(-0, +0)); ``round`` rounds
 half to even; comparisons are ordered except ``!=`` (true for NaN, as in numpy).
 Float operations carry LLVM's ``contract`` flag, so a multiply feeding an add may become
-one fused multiply-add (as in TVM); ``fast_math=True`` allows every fast-math rewrite.
+one fused multiply-add (as in TVM); ``fast_math=True`` or the target's ``-fast-math``
+allows every fast-math rewrite, ``-fast-math-nnan`` (``-ninf``, ``-nsz``, ``-arcp``,
+``-reassoc``) the one it names, as TVM's LLVM code generator does.
 """
 
 from __future__ import annotations
@@ -148,6 +150,10 @@ def _generate(
     module.triple = llvm.get_process_triple()
     ctx = ModuleContext(module, options)
     ctx.scalef = target.vector_bytes >= 64  # AVX-512F
+    if "fast" in target.fast_math:
+        ctx.float_flags = ("fast",)
+    elif target.fast_math and "fast" not in ctx.float_flags:
+        ctx.float_flags = tuple(dict.fromkeys(("contract", *target.fast_math)))
     ctx.written = {s.buffer for s in walk_stmts(func.body) if isinstance(s, N.BufferStore)}
     kernel = _emit_kernel(ctx, func)
     _emit_repeat(ctx, kernel, len(func.params))

@@ -116,7 +116,7 @@ class FunctionBuilder(
         #: id(store) -> (``nan_flag_reduce.NanFlagReduce``, {width: its flag alloca})
         self.nan_flags: dict = {}
         self.nsw = False
-        self.flags = ("fast",) if ctx.options.fast_math else ("contract",)
+        self.flags = ctx.float_flags
         #: flags of float divisions (``arcp`` added inside a loop annotated
         #: ``pragma_fp_reciprocal``, see ``horizontal_reduce.RECIPROCAL``)
         self.div_flags = self.flags

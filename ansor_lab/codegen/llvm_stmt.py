@@ -106,7 +106,7 @@ class StmtEmitter:
                     LoopReport(s.loop_var.name, "serial", hsum.lanes, "horizontal tree")
                 )
                 return
-            red = None if "fast" in self.flags else nan_flag_reduce.match(s)
+            red = None if {"fast", "nnan"} & set(self.flags) else nan_flag_reduce.match(s)
             if red is not None and id(red.store) not in self.nan_flags:
                 self._nan_flagged(s, red)
                 how = f"{'min' if red.is_min else 'max'} reduction, NaN test in a flag"

@@ -105,6 +105,10 @@ class ModuleContext:
         #: the buffers the function stores to: their addresses are emitted as one variable
         #: part plus a constant (``MemoryEmitter.address``)
         self.written: set = set()
+        #: the fast-math flags of float arithmetic: ``("fast",)`` with
+        #: ``build(fast_math=True)``, else multiply-adds fused (``contract``) plus those of
+        #: the target's ``-fast-math*`` options (set by ``llvm._generate``)
+        self.float_flags: tuple = ("fast",) if options.fast_math else ("contract",)
 
     def report(self, r: LoopReport) -> None:
         """Record what happened to a loop (once, not once per unrolled copy)."""

@@ -28,6 +28,7 @@ from .target_check import (
     check_mattr,
     check_mcpu,
     check_triple,
+    fast_math_flags,
     int_option,
 )
 
@@ -128,6 +129,10 @@ class Target:
     max_threads_per_sm: int = 0
     memory_bandwidth_gbs: float = 0.0
     peak_gflops_fp32: float = 0.0
+    #: LLVM fast-math flags every float operation carries (TVM's ``-fast-math``: all of
+    #: them, ``("fast",)``; ``-fast-math-nnan`` ...: those named); () = exact IEEE
+    #: arithmetic with multiply-adds fused
+    fast_math: tuple = field(default=())
     extra: tuple = field(default=())
 
     def __init__(self, target: Any = "llvm", host: Any = None, **kwargs: Any) -> None:  # noqa: D107
@@ -192,6 +197,7 @@ class Target:
             parts = ["llvm", f"-mcpu={self.mcpu}", f"-num-cores={self.num_cores}"]
             if self.mattr:
                 parts.append(f"-mattr={self.mattr}")
+            parts += [f"-fast-math-{f}" if f != "fast" else "-fast-math" for f in self.fast_math]
             return " ".join(parts)
         text = self.__dict__.get("_text")
         if text is None:
@@ -271,6 +277,7 @@ def _parse(spec: Any, kwargs: dict) -> dict:
     opts: dict[str, Any] = {}
     if isinstance(spec, Target):
         opts = {"kind": spec.kind, "mcpu": spec.mcpu}
+        opts.update({_fast_math_key(f): "true" for f in spec.fast_math})
         if spec.kind == "cuda":
             opts.update(model=spec.model, arch=spec.arch)
     elif isinstance(spec, dict):
@@ -284,6 +291,9 @@ def _parse(spec: Any, kwargs: dict) -> dict:
             opts["kind"], opts["tag"] = "cuda", words[0]
         for w in words[1:]:
             if not w.startswith("-") or "=" not in w:
+                if w.startswith("-fast-math"):  # TVM's boolean flags: -fast-math-nnan
+                    opts[w[1:].replace("-", "_")] = "true"
+                    continue
                 if w.startswith("-"):
                     continue  # flags like -link-params are accepted and ignored
                 raise TargetError(f"cannot read target option {w!r} in {spec!r}")
@@ -303,6 +313,10 @@ def _parse(spec: Any, kwargs: dict) -> dict:
     if kind == "llvm":
         return _llvm(opts)
     return _cuda(opts)
+
+
+def _fast_math_key(flag: str) -> str:
+    return "fast_math" if flag == "fast" else f"fast_math_{flag}"
 
 
 def _llvm(opts: dict) -> dict:
@@ -342,6 +356,7 @@ def _llvm(opts: dict) -> dict:
         warp_size=0,
         max_local_memory_per_block=0,
     )
+    out["fast_math"] = fast_math_flags(opts)
     opts.pop("opt_level", None)
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out

@@ -230,6 +230,37 @@ def check_keys(kind: str, opts: dict, accepted: frozenset[str]) -> None:
             )
 
 
+#: TVM's llvm fast-math options -> the LLVM flag each sets on float operations
+FAST_MATH_OPTIONS = {
+    "fast_math": "fast",
+    "fast_math_nnan": "nnan",
+    "fast_math_ninf": "ninf",
+    "fast_math_nsz": "nsz",
+    "fast_math_arcp": "arcp",
+    "fast_math_contract": "contract",
+    "fast_math_reassoc": "reassoc",
+}
+
+
+def fast_math_flags(opts: dict) -> tuple[str, ...]:
+    """Pop TVM's ``-fast-math*`` options from ``opts``: the LLVM fast-math flags they
+    turn on, in a fixed order (``("fast",)`` for ``-fast-math``, which implies the rest).
+    A value is a boolean (``-fast-math``, ``-fast-math=1``, ``-fast-math-nnan=false``)."""
+    flags = []
+    for key, flag in FAST_MATH_OPTIONS.items():
+        if key not in opts:
+            continue
+        value = str(opts.pop(key)).strip().lower()
+        if value not in ("1", "true", "0", "false"):
+            raise TargetError(
+                f"-{key.replace('_', '-')}={value}: a fast-math option is on or off; "
+                f"write -{key.replace('_', '-')} (or =true / =false)"
+            )
+        if value in ("1", "true"):
+            flags.append(flag)
+    return ("fast",) if "fast" in flags else tuple(flags)
+
+
 def check_triple(opts: dict) -> None:
     """Refuse ``-mtriple`` naming another machine: code is JIT-compiled for this one."""
     triple = opts.get("mtriple")

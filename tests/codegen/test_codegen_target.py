@@ -82,3 +82,41 @@ def test_tvm_signature_target_and_host():
     assert g.kind.name == "cuda" and g.host.kind.name == "llvm"
     with pytest.raises(tvm.target.TargetError, match="host is always this machine's CPU"):
         tvm.target.Target("cuda", host="cuda")
+
+
+def _times_zero():
+    a = te.placeholder((64,), name="A")
+    b = te.compute((64,), lambda i: a[i] * 0.0, name="B")
+    return te.create_prim_func([a, b])
+
+
+def test_fast_math_options_read_back_and_reach_the_code():
+    """TVM's ``-fast-math`` (all flags) and ``-fast-math-nnan`` ... (the one named) are
+    kept in the target, written back by str() (the tuner's builder processes rebuild the
+    target from it) and put on every float operation."""
+    fast = tvm.target.Target("llvm -fast-math")
+    assert fast.fast_math == ("fast",) and "-fast-math" in str(fast)
+    assert tvm.target.Target(str(fast)) == fast != tvm.target.Target("llvm")
+    some = tvm.target.Target("llvm -fast-math-nsz -fast-math-nnan=true -fast-math-ninf=0")
+    assert some.fast_math == ("nnan", "nsz")
+    assert tvm.target.Target(str(some)) == some
+    assert tvm.target.Target("llvm -fast-math=1").fast_math == ("fast",)
+    assert tvm.target.Target("llvm").fast_math == ()
+
+    x = np.array([np.inf, -np.inf, np.nan, 2.0] * 16, dtype="float32")
+    exact = tvm.build(_times_zero(), target="llvm")
+    assert "fmul contract" in exact.get_source("ll-unopt")
+    out = np.empty_like(x)
+    exact(x, out)
+    assert np.isnan(out[:3]).all() and out[3] == 0.0  # inf * 0 is NaN in IEEE arithmetic
+    quick = tvm.build(_times_zero(), target="llvm -fast-math")
+    assert "fmul fast" in quick.get_source("ll-unopt")
+    quick(x, out)
+    np.testing.assert_array_equal(out, 0.0)  # nnan + nsz: x * 0 folds to 0
+    named = tvm.build(_times_zero(), target="llvm -fast-math-nnan").get_source("ll-unopt")
+    assert "fmul contract nnan" in named and "fast" not in named
+
+
+def test_fast_math_option_with_a_value_that_is_not_a_boolean_is_our_error():
+    with pytest.raises(AnsorLabError, match="on or off; write -fast-math-nnan"):
+        tvm.target.Target("llvm -fast-math-nnan=yes")
