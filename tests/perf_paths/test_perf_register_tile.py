@@ -46,3 +46,42 @@ def test_accumulators_are_not_stored_at_every_step(budget, rand):
     f(a, w, out)
     want = topi.testing.depthwise_conv2d_python_nchw(a, w, 1, 1)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def _depthwise_padded_inline(lanes: int):
+    """Rows of ``lanes`` read through the padding's guard (the padding inlined): the
+    tile's zeroing has no branch, its multiply-add has one."""
+    data = te.placeholder((1, 8, 28, 28), name="data")
+    kernel = te.placeholder((8, 1, 3, 3), name="kernel")
+    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
+    sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
+    sch.compute_inline(sch.get_block("PaddedInput"))
+    n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
+    i0, i3 = sch.split(i, [None, 2])
+    j0, j3 = sch.split(j, [None, lanes])
+    sch.reorder(n, c, i0, j0, di, dj, i3, j3)
+    sch.vectorize(j3)
+    sch.annotate(n, "pragma_auto_unroll_max_step", 512)
+    return tvm.build(sch.mod, target="llvm -num-cores=1")
+
+
+@pytest.mark.parametrize("lanes", [14, 28])
+def test_guarded_and_plain_statements_cut_a_row_alike(lanes, rand):
+    """A row is cut into pieces by its width alone (14: one vector; 28: 16 + 12). Cut by
+    whether the statement has a branch, the zeroing wrote one 14-lane vector and the
+    guarded multiply-add read 8 + 4 + 2 lanes of it: LLVM could not forward the store to
+    the narrower loads and kept the 2 accumulators in memory, a store per piece and step."""
+    f = _depthwise_padded_inline(lanes)
+    report = f.loop_report()
+    assert f"SIMD x{lanes}" in report
+    assert ("chunks=16+12" in report) == (lanes == 28), report
+    # the schedule unrolls all but the channel loop: a channel's 28 x 28 outputs are 56
+    # vector pieces either way, each stored once when the accumulators stay in registers
+    # (cut by branches, 14 lanes took 197 stores, 28 lanes as 16 + 8 + 4 took 84)
+    stores = len(re.findall(r"store <\d+ x float>", f.get_source("ll")))
+    assert 0 < stores <= 56 + 8, stores
+    a, w = rand((1, 8, 28, 28)), rand((8, 1, 3, 3))
+    out = np.zeros((1, 8, 28, 28), "float32")
+    f(a, w, out)
+    want = topi.testing.depthwise_conv2d_python_nchw(a, w, 1, 1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
