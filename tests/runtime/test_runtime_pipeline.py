@@ -174,15 +174,18 @@ def test_vector_form_of_gather_chunks_and_select():
         "C[i0, T.Ramp(32, 1, 16)] = A[T.Ramp(160, 5, 16) % T.Broadcast(8, 16), i0] + "
         "T.Broadcast(T.float32(1.0), 16)",
     ]
-    sch = _sched((8, 12), lambda A, i, j: te.if_then_else(j < 5, A[i, j], 0.0))
+    # a row is cut by its width alone, a select or not: 28 = 16 + 12
+    sch = _sched((8, 28), lambda A, i, j: te.if_then_else(j < 5, A[i, j], 0.0))
     _, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j)
     outcomes, text = _assert_agree(sch.mod.main_function())
-    assert outcomes == ["SIMD x12 (8+4)"]
-    assert _body(text)[1] == (
-        "C[i0, T.Ramp(0, 1, 8)] = T.if_then_else(T.Ramp(0, 1, 8) < T.Broadcast(5, 8), "
-        "A[i0, T.Ramp(0, 1, 8)], T.Broadcast(T.float32(0.0), 8))"
-    )
+    assert outcomes == ["SIMD x28 (16+12)"]
+    assert _body(text)[1:] == [
+        "C[i0, T.Ramp(0, 1, 16)] = T.if_then_else(T.Ramp(0, 1, 16) < T.Broadcast(5, 16), "
+        "A[i0, T.Ramp(0, 1, 16)], T.Broadcast(T.float32(0.0), 16))",
+        "C[i0, T.Ramp(16, 1, 12)] = T.if_then_else(T.Ramp(16, 1, 12) < T.Broadcast(5, 12), "
+        "A[i0, T.Ramp(16, 1, 12)], T.Broadcast(T.float32(0.0), 12))",
+    ]
 
 
 def test_vector_form_keeps_a_transposed_copy_marked():
