@@ -8,6 +8,8 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..errors import CodegenError
 from ..ir import nodes as N
+from ..ir.bound_check import interval
+from ..ir.simplify import linear_form
 from . import access as A, failures, nan_flag_reduce
 from .llvm_types import (
     ALIGN,
@@ -170,9 +172,14 @@ class MemoryEmitter:
             self.nsw = saved
 
     def check_access(self, what: str, buf: N.Buffer, indices: tuple) -> None:
-        """With ``instrument_bound_checkers``: return a bounds failure from the kernel
-        when an index (of a lane that is on) leaves its dimension."""
-        if not self.ctx.options.instrument_bound_checkers:
+        """Return a bounds failure from the kernel when an index (of a lane that is on)
+        leaves its dimension: every access with ``instrument_bound_checkers``, else those
+        whose index is not linear and not provably inside its dimension (``A[B[i]]``,
+        ``A[(i * 5) % 9]`` of an 8-element ``A``, ``A[te.if_then_else(c, 400000000, 0)]``):
+        a wrong index in those would read or write another object's memory, or kill the
+        process. A linear index is proved or refused before (``ir.bound_check``), or sits
+        under a guard that keeps it in range (a padding's)."""
+        if not self.ctx.options.instrument_bound_checkers and not self._unproven(buf, indices):
             return
         checks = self.ctx.bound_checks
         text = ", ".join(str(i) for i in indices)
@@ -194,6 +201,19 @@ class MemoryEmitter:
             bad = out if bad is None else bld.or_(bad, out)
         if bad is not None:
             self.fail_if(bad, failures.bounds_code(number))
+
+    def _unproven(self, buf: N.Buffer, indices: tuple) -> bool:
+        """Is some index of the access neither linear nor provably inside its dimension?"""
+        for idx, extent in zip(indices, buf.shape):
+            form = linear_form(idx)  # terms may be opaque: i * 5 % 9 is one
+            if form is not None and form[0] and all(isinstance(t, E.Var) for t in form[0]):
+                continue
+            # a constant too: loop partitioning turns A[if_then_else(i > 3, 400000000, 0)]
+            # into A[0] and A[400000000] after the static check saw a select
+            span = interval(idx, self.ranges)
+            if span is None or span[0] < 0 or span[1] >= extent:
+                return True
+        return False
 
     def _load(self, e: N.BufferLoad) -> ir.Value:
         buf = e.buffer

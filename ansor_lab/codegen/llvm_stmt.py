@@ -12,6 +12,7 @@ from llvmlite import ir
 from ..dsl.visitor import STMT
 from ..errors import CodegenError
 from ..ir import nodes as N
+from ..ir.bound_check import interval
 from . import horizontal_reduce, nan_flag_reduce, transpose_copy
 from .access import const_int, loop_bounds, not_vectorizable, vector_chunks
 from .llvm_types import MAX_UNROLL, LoopReport, Vector, llvm_type, memory_type
@@ -39,8 +40,12 @@ class StmtEmitter:
         self.vars[s.var] = value
         if self.vec is not None and self.lanes_of(value):
             self.vec.varying.add(s.var)
+        span = interval(s.value, self.ranges)  # what accesses through it can be proved by
+        if span is not None:
+            self.ranges[s.var] = span
         self.stmt(s.body)
         del self.vars[s.var]
+        self.ranges.pop(s.var, None)
         if self.vec is not None:
             self.vec.varying.discard(s.var)
 

@@ -180,12 +180,59 @@ def _gather_at_run_time(schedule: str, bad: int) -> None:
     f(np.ones(n, "float32"), where, np.zeros(n, "float32"))
 
 
+def _read_at_run_time(index: Callable, schedule: str = "serial") -> None:
+    """A default build (no ``instrument_bound_checkers``): an index that is not linear
+    and not provably inside the buffer is checked at run time anyway."""
+    x = te.placeholder((8,), name="X")
+    b = te.compute((8,), lambda i: x[index(i)], name="B")
+    s = te.create_schedule(b.op)
+    if schedule == "vectorize":
+        s[b].vectorize(b.op.axis[0])
+    f = tvm.build(s, [x, b])
+    f(np.ones(8, "float32"), np.zeros(8, "float32"))
+
+
+def _gather_by_default(bad: int) -> None:
+    x, idx = te.placeholder((16,), name="X"), te.placeholder((16,), "int32", name="I")
+    b = te.compute((16,), lambda i: x[idx[i]], name="B")
+    f = tvm.build(te.create_schedule(b.op), [x, idx, b])
+    where = np.arange(16, dtype="int32")
+    where[5] = bad
+    f(np.ones(16, "float32"), where, np.zeros(16, "float32"))
+
+
+def _script_block_far() -> None:
+    """A TensorIR block's axis read through its binding: ``vi`` takes i's [0, 9]."""
+    from ansor_lab.script import tir as T  # noqa: PLC0415 - only this case parses a script
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(10):
+            with T.block("B"):
+                vi = T.axis.spatial(10, i)
+                B[vi] = A[vi]
+
+    tvm.build(main, target="llvm")
+
+
+def _script_far_write() -> None:
+    from ansor_lab.script import tir as T  # noqa: PLC0415 - only this case parses a script
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            B[(i * 100000007) % 2000000011] = A[i]
+
+    tvm.build(main, target="llvm")(np.ones(8, "float32"), np.zeros(8, "float32"))
+
+
 INT32 = ("int32", "at most 2147483647")
 SPLIT = ("split", "int32", "factors that multiply to about 64")
 ZERO = ("division by the constant 0", "te.if_then_else(b != 0")
 RUNTIME_ZERO = ("division or modulo by zero", "guard the divisor")
 FAR = ("out-of-bounds read of buffer 'X'", "shape (8,)", "guard the access")
 CHECKED = ("out-of-bounds access", "X[I[i]]", "fix the index expression")
+RUN = ("out-of-bounds access", "outside its shape (8,)")
 
 CASES = [
     Case("tir split factors=[None, 2**31]", lambda: _tir_split([None, BIG]), ScheduleError, SPLIT),
@@ -277,6 +324,48 @@ CASES = [
         _far_read_tir,
         LoweringError,
         ("out-of-bounds read of buffer 'X'", "shape (8, 8)", "outside [0, 8)"),
+    ),
+    Case(
+        "TVMScript block: B[vi] = A[vi], vi over range(10)",
+        _script_block_far,
+        LoweringError,
+        ("out-of-bounds read of buffer 'A'", "[0, 9]", "outside [0, 8)"),
+    ),
+    Case(
+        "TVMScript: B[(i * 100000007) % 2000000011] (default build)",
+        _script_far_write,
+        KernelBoundsError,
+        ("out-of-bounds access", "write of B["),
+    ),
+    Case(
+        "X[(i * 5) % 9] (default build)",
+        lambda: _read_at_run_time(lambda i: (i * 5) % 9),
+        KernelBoundsError,
+        (*RUN, "X[i * 5 % 9]"),
+    ),
+    Case(
+        "X[i // 2 * 3] (default build, vectorized)",
+        lambda: _read_at_run_time(lambda i: i // 2 * 3, "vectorize"),
+        KernelBoundsError,
+        RUN,
+    ),
+    Case(
+        "X[min(i * 2, 9)] (default build)",
+        lambda: _read_at_run_time(lambda i: te.min(i * 2, 9)),
+        KernelBoundsError,
+        RUN,
+    ),
+    Case(
+        "X[if_then_else(i > 3, 400000000, 0)] (default build)",
+        lambda: _read_at_run_time(lambda i: te.if_then_else(i > 3, 400000000, 0)),
+        KernelBoundsError,
+        (*RUN, "X[400000000]"),
+    ),
+    Case(
+        "gather X[I[i]], I = 10**8 (default build)",
+        lambda: _gather_by_default(10**8),
+        KernelBoundsError,
+        CHECKED,
     ),
     Case(
         "checked gather X[I[i]], I = 10**8 (serial)",
