@@ -40,6 +40,7 @@ from ..ir.bound_check import check_bounds
 from ..ir.inline_lets import inline_index_lets
 from ..ir.loop_partition import partition_guarded_loops
 from ..ir.passes import unroll_by_pragma
+from ..ir.private_alloc import privatize_parallel_allocs
 from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
 from ..ir.visitor import IRMutator
@@ -86,6 +87,8 @@ def prepare(
         # idempotent on what lowering made; puts the barriers into hand-written kernels
         func = insert_barriers(func)
         check_gpu_program(func, tgt)
+    if tgt.kind == "llvm":
+        func = privatize_parallel_allocs(func)  # a thread's scratch is its own
     if tgt.kind == "llvm" and partition:
         func = partition_guarded_loops(func)
     func = unroll_by_pragma(func, tgt.vector_bytes)
