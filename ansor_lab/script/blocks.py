@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..dsl import expr as E
 from ..dsl.construct import logical_and
 from ..ir import nodes as N
+from .deps import spatial_accumulation
 from .stmts import _AXIS_KINDS, BlockInfo, IterVarInfo
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def _axes(parser: FunctionParser, node: ast.Assign) -> list[IterVarInfo] | None:
             if not isinstance(value, E.Var):
                 raise parser.source.error(b, "T.axis.remap binds loop variables")
             lo, ext = _loop_extent(parser, value, b)
-            out.append(IterVarInfo(E.Var(name), k, lo, ext, value))
+            out.append(IterVarInfo(E.Var(name), k, lo, ext, value, ""))
         return out
     if kind not in _AXIS_KINDS:
         raise parser.source.error(
@@ -76,7 +77,39 @@ def _axes(parser: FunctionParser, node: ast.Assign) -> list[IterVarInfo] | None:
     if len(names) != 1 or len(call.args) != 2:
         raise parser.source.error(call, f"write v = T.axis.{kind}(extent, binding)")
     lo, ext = _domain(parser, parser.value(call.args[0]), call)
-    return [IterVarInfo(E.Var(names[0]), _AXIS_KINDS[kind], lo, ext, parser.expr(call.args[1]))]
+    binding = parser.expr(call.args[1])
+    return [IterVarInfo(E.Var(names[0]), _AXIS_KINDS[kind], lo, ext, binding, kind)]
+
+
+def _check_axes(parser: FunctionParser, node: ast.With, name: str, iter_vars: list) -> None:
+    """TVM's block bindings map loops to axes one-to-one: two axes bound to the same loop
+    expression would only visit the diagonal of their domain."""
+    seen: list[IterVarInfo] = []
+    for iv in iter_vars:
+        used = {lp.loop_var for lp in parser.loop_stack} & E.free_vars(iv.binding)
+        for other in seen:
+            if used and E.structural_equal(other.binding, iv.binding):
+                raise parser.source.error(
+                    node,
+                    f"block {name!r}: {iv.binding} is bound to both {other.var.name} and "
+                    f"{iv.var.name}; block axes map the loops one-to-one (each axis its own "
+                    f'loop), e.g. T.axis.remap("SS", [i, j]) over for i, j in T.grid(...)',
+                )
+        seen.append(iv)
+
+
+def _check_spatial(parser: FunctionParser, node: ast.With, name: str, info: list, body) -> None:
+    found = spatial_accumulation(info, body)
+    if found is not None:
+        iv, access = found
+        raise parser.source.error(
+            node,
+            f"block {name!r}: axis {iv.var.name} is declared spatial, but {access.text()} is "
+            f"written at an index that does not use {iv.var.name} and read back, so its "
+            f"iterations accumulate into one element: declare {iv.var.name} as a reduction "
+            f'axis ({iv.var.name} = T.axis.reduce({iv.extent}, {iv.binding}), or "R" in '
+            "T.axis.remap)",
+        )
 
 
 def parse_block(parser: FunctionParser, node: ast.With, call: ast.Call) -> N.Stmt:
@@ -117,6 +150,8 @@ def parse_block(parser: FunctionParser, node: ast.With, call: ast.Call) -> N.Stm
         parser.scopes.pop()
     if name == "root" and not iter_vars:
         return body
+    _check_axes(parser, node, name, iter_vars)
+    _check_spatial(parser, node, name, iter_vars, body)
     inner = body
     reduce_vars = [iv for iv in iter_vars if iv.kind == "R"]
     if init is not None:

@@ -9,14 +9,20 @@ block declared (its iteration variables with their kinds, init, predicate) is ke
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from ..dsl import expr as E
 from ..dsl.construct import cast, const
+from ..errors import ScriptError
 from ..ir import gpu, nodes as N
+from .accesses import collect
+from .deps import loop_dependence
 from .exprs import DTYPE_NAMES, ExprParser
+from .loops import LoopRange, loop_range
 from .source import ScriptSource
+from .stores import store_value
 
 _LOOP_KINDS = {
     "serial": "serial",
@@ -37,6 +43,7 @@ class IterVarInfo:
     min: int
     extent: int
     binding: E.PrimExpr
+    declared: str = ""  # how T.axis named it ("spatial", "scan", "opaque"...; "" for remap)
 
 
 @dataclass
@@ -84,6 +91,8 @@ class FunctionParser(ExprParser):
         self.handles: dict[str, int] = {}
         self.pending_data: dict[str, tuple] = {}
         self.loop_stack: list[_Loop] = []
+        #: vectorized and parallel loops (with their statements), checked once parsed
+        self.concurrent_loops: list[tuple] = []
         #: ``n = T.int32()`` shape variables: name -> the value this parse gives it (the
         #: probe's, or a call's when the function is re-parsed for that call's shapes)
         self.shape_values: dict[str, int] = {}
@@ -195,6 +204,7 @@ class FunctionParser(ExprParser):
                     self.fn, f"parameter {p!r} is a T.handle with no T.match_buffer"
                 )
             params.append(p)
+        self._check_independent(body)
         return tuple(params), body
 
     def _param(self, arg: ast.arg) -> None:
@@ -355,7 +365,13 @@ class FunctionParser(ExprParser):
             return N.Evaluate(self.expr(node.value))
         raise self.source.error(node, "an expression statement does nothing; remove it")
 
-    def _store(self, target: ast.Subscript, value: E.PrimExpr, node: ast.AST) -> N.Stmt:
+    def _store(
+        self, target: ast.Subscript, value: Any, node: ast.AST, value_node: ast.AST
+    ) -> N.Stmt:
+        if not isinstance(value, (bool, int, float, E.ExprOp)):
+            raise self.source.error(
+                value_node, f"expected a scalar expression, got {type(value).__name__}"
+            )
         buf = self.value(target.value)
         items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
         indices = tuple(cast(self.expr(x), "int32") for x in items)
@@ -368,26 +384,27 @@ class FunctionParser(ExprParser):
                 target,
                 f"buffer {buf.name!r} has {len(buf.shape)} dimensions, stored with {len(indices)}",
             )
-        return N.BufferStore(buf, cast(value, buf.dtype), indices)
+        try:
+            value = store_value(target, value_node, buf.dtype, value)
+        except ScriptError as err:
+            raise self.source.error(node, err.msg) from None
+        return N.BufferStore(buf, value, indices)
 
     def _s_Assign(self, node: ast.Assign) -> N.Stmt:
         target = node.targets[0]
         if len(node.targets) != 1 or not isinstance(target, ast.Subscript):
             raise self.source.error(node, "assign to a buffer element, e.g. C[i, j] = ...")
-        return self._store(target, self.expr(node.value), node)
+        return self._store(target, self.value(node.value), node, node.value)
 
     def _s_AugAssign(self, node: ast.AugAssign) -> N.Stmt:
         if not isinstance(node.target, ast.Subscript):
             raise self.source.error(node, "augmented assignment works on buffer elements")
-        current = self.value(
-            ast.copy_location(
-                ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load()),
-                node,
-            )
+        load = ast.copy_location(
+            ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load()), node
         )
-        from .exprs import _py_binop  # noqa: PLC0415 - one helper shared with exprs
-
-        return self._store(node.target, _py_binop(node.op, current, self.value(node.value)), node)
+        # B[i] += x is B[i] = B[i] + x: the whole right-hand side must fit B's dtype
+        combined = ast.copy_location(ast.BinOp(left=load, op=node.op, right=node.value), node)
+        return self._store(node.target, self.value(combined), node, combined)
 
     def _s_If(self, node: ast.If) -> N.Stmt:
         cond = self.expr(node.test)
@@ -417,7 +434,7 @@ class FunctionParser(ExprParser):
                 raise self.source.error(
                     node, f"T.grid has {len(args)} extents for {len(targets)} names"
                 )
-            specs = [(t, 0, a, "serial", "", ()) for t, a in zip(targets, args)]
+            specs = [(t, LoopRange(0, a), "serial", "", ()) for t, a in zip(targets, args)]
         elif name in _LOOP_KINDS:
             annotations = kwargs.pop("annotations", None) or {}
             thread = kwargs.pop("thread", "")
@@ -428,21 +445,15 @@ class FunctionParser(ExprParser):
                 and isinstance(args[-1], str)
             ):
                 thread = args.pop()
-            lo, hi = (0, args[0]) if len(args) == 1 else (args[0], args[1])
             if not isinstance(node.target, ast.Name):
                 raise self.source.error(node, "one loop variable per loop")
             if name == "thread_binding" and thread not in gpu.ALL_TAGS:
                 raise self.source.error(call, f"unknown thread tag {thread!r}; use {gpu.ALL_TAGS}")
-            specs = [
-                (
-                    node.target,
-                    lo,
-                    hi - lo,
-                    _LOOP_KINDS[name],
-                    thread,
-                    tuple(sorted(annotations.items())),
-                )
-            ]
+            span = loop_range(self, call, node.target.id, args, kwargs)
+            if name == "thread_binding" and span.step != 1:
+                raise self.source.error(call, "a thread_binding loop takes no step")
+            kind = _LOOP_KINDS[name]
+            specs = [(node.target, span, kind, thread, tuple(sorted(annotations.items())))]
         else:
             raise self.source.error(
                 call,
@@ -452,18 +463,34 @@ class FunctionParser(ExprParser):
         self.scopes.append({})
         try:
             loop_vars = []
-            for target, lo, extent, kind, tag, _ in specs:
+            for target, span, _, _, _ in specs:
                 var = E.Var(target.id)
-                self.bind(target.id, var)
-                loop_vars.append((var, lo, extent, kind, tag))
-                self.loop_stack.append(_Loop(var, E.as_expr(lo), E.as_expr(extent)))
+                self.bind(target.id, span.value(var))
+                loop_vars.append(var)
+                lo, extent = E.as_expr(span.loop_min()), E.as_expr(span.extent)
+                self.loop_stack.append(_Loop(var, lo, extent))
             body = self.stmts(node.body)
         finally:
             self.scopes.pop()
             del self.loop_stack[len(self.loop_stack) - len(specs) :]
-        for (var, lo, extent, kind, tag), spec in reversed(list(zip(loop_vars, specs))):
-            body = N.For(var, E.as_expr(lo), E.as_expr(extent), kind, body, tag, spec[5])
+        for var, (_, span, kind, tag, annotations) in reversed(list(zip(loop_vars, specs))):
+            lo, extent = E.as_expr(span.loop_min()), E.as_expr(span.extent)
+            body = N.For(var, lo, extent, kind, body, tag, annotations)
+            if kind in ("vectorized", "parallel"):
+                self.concurrent_loops.append((body, node))
         return body
+
+    def _check_independent(self, body: N.Stmt) -> None:
+        """Refuse a vectorized or parallel loop whose iterations depend on each other (once
+        the whole body is known: which buffers only one loop uses decides privacy)."""
+        if not self.concurrent_loops:
+            return
+        params = tuple(p for p in self.params if isinstance(p, N.Buffer))
+        uses = Counter(id(a.buffer) for a in collect(body, keep_local=True))
+        for loop, node in self.concurrent_loops:
+            why = loop_dependence(loop, params, uses)
+            if why is not None:
+                raise self.source.error(node, why)
 
     def _s_With(self, node: ast.With) -> N.Stmt:
         item = node.items[0].context_expr
