@@ -33,6 +33,7 @@ from .measure.records import (
     merge_records,
     save_records,
 )
+from .missing_names import AUTO_SCHEDULER, module_getattr
 from .search.cost_model import RandomForestModel, RandomModel, XGBModel, pairwise_accuracy
 from .search.emulated_runner import EmulatedRunner
 from .search.features import FEATURE_NAMES, program_features, store_features
@@ -108,3 +109,6 @@ def tune_widget(task, trials: int = 200, **tuning_kwargs):
     from .jupyter.tune_widget import tune_widget as _tune_widget  # noqa: PLC0415 - ipywidgets
 
     return _tune_widget(task, trials, **tuning_kwargs)
+
+
+__getattr__ = module_getattr(__name__, AUTO_SCHEDULER)  # TVM names not provided: say why

@@ -185,6 +185,24 @@ ARITH: dict[str, str] = {
     )
 }
 
+_NO_RELAY_BUILD = (
+    "it applies tuned schedules while relay builds a network, and relay is out of scope; "
+    "apply the best record of each task yourself: sch, args = task.apply_best(log_file), "
+    "then tvm.build(sch, args, target) (auto_scheduler.load_best_record(log_file, task) "
+    "gives the record itself)"
+)
+
+#: ``tvm.auto_scheduler`` names that are out of scope, with why and what to write instead
+AUTO_SCHEDULER: dict[str, str] = {
+    "ApplyHistoryBest": _NO_RELAY_BUILD,
+    "ApplyHistoryBestOrSample": _NO_RELAY_BUILD,
+    "extract_tasks": (
+        "it reads the tasks out of a relay network, and relay is out of scope; create one "
+        "auto_scheduler.SearchTask(func=..., args=..., target=...) per operator (write the "
+        "layers with topi) and tune them together with auto_scheduler.TaskScheduler(tasks)"
+    ),
+}
+
 #: top-level ``tvm.`` names that are out of scope, with why and what to write instead
 TOP: dict[str, str] = {
     "instrument": (

@@ -357,6 +357,8 @@ def _llvm(opts: dict) -> dict:
         max_local_memory_per_block=0,
     )
     out["fast_math"] = fast_math_flags(opts)
+    if opts.get("opt_level") is not None:  # accepted as TVM does; LLVM has levels 0-3
+        int_option("opt-level", opts["opt_level"], 0, 3, " (LLVM's optimisation levels)")
     opts.pop("opt_level", None)
     out["extra"] = tuple(sorted((k, str(v)) for k, v in opts.items()))
     return out

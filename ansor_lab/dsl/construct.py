@@ -44,6 +44,12 @@ def const(value: object, dtype: str | None = None) -> PrimExpr:
         else:
             raise DSLError(f"cannot make a constant from {value!r} of type {type(value).__name__}")
     dtype = dtypes.canonical(dtype)
+    if isinstance(value, (str, bytes)) or value is None:
+        # TVM takes numbers only; float("x") / int(None) would fail with Python's message
+        raise DSLError(
+            f"const: the value must be a number (int, float or bool), got "
+            f"{type(value).__name__} {value!r:.60}; e.g. tir.const(1.5, 'float32')"
+        )
     if dtypes.is_float(dtype):
         return FloatImm(float(value), dtype)
     if isinstance(value, (float, np.floating)) and not float(value).is_integer():
@@ -126,7 +132,13 @@ def match_operands(a: object, b: object, what: str) -> tuple[PrimExpr, PrimExpr]
     a_py = isinstance(a, _PY_SCALARS)
     b_py = isinstance(b, _PY_SCALARS)
     if a_py and b_py:
-        return as_expr(a), as_expr(b)
+        ea, eb = as_expr(a), as_expr(b)
+        if ea.dtype == eb.dtype or dtypes.is_bool(ea.dtype) or dtypes.is_bool(eb.dtype):
+            return ea, eb
+        # two numbers of different kinds (select(c, 1, 0.5), max(1, 0.5)): as in TVM the
+        # int becomes the float's type, never a float constant in an int32 expression
+        target = dtypes.promote(ea.dtype, eb.dtype, f"operator {what}")
+        return cast(ea, target), cast(eb, target)
     if a_py:
         ca, eb = _const_for(a, as_expr(b), what)
         return ca, eb

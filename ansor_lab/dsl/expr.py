@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import DSLError, DTypeError
 from . import dtypes
+from .unsupported import no_abs, no_pow, no_rpow
 
 # --------------------------------------------------------------------------------------
 # Base and operator overloading
@@ -156,6 +157,9 @@ class ExprOp:
 
     def __rrshift__(self, other):
         return _bits("shift_right", other, self)
+
+    # TVM's PrimExpr has no abs() or ** either: each raises, naming the intrinsic to write
+    __abs__, __pow__, __rpow__ = no_abs, no_pow, no_rpow
 
     def astype(self, dtype: str) -> PrimExpr:
         """Cast this expression to ``dtype``."""

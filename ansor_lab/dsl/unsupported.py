@@ -89,3 +89,29 @@ def hybrid(*args: Any, **kwargs: Any) -> Any:
         "te.hybrid is not supported: write the operator as a te.compute, or as TVMScript "
         "(@T.prim_func, from ansor_lab.script import tir as T)"
     )
+
+
+# ExprOp's abs() and ** (TVM's PrimExpr has neither): so code written here runs under TVM,
+# they point to the intrinsics instead of Python's bare "bad operand type" TypeError
+def no_abs(x: Any) -> Any:
+    """``abs(x)`` of an expression: refused, naming ``te.abs``."""
+    raise DSLError("abs(x) is not defined on expressions; write te.abs(x)")
+
+
+def no_pow(x: Any, y: Any) -> Any:
+    """``x ** y`` of an expression ``x``: refused, naming ``te.power``."""
+    y = y if isinstance(y, (int, float)) else "y"
+    raise DSLError(
+        f"x ** {y} is not defined on expressions; write te.power(x, {y}) (a float x), "
+        "or x * x for a square"
+    )
+
+
+def no_rpow(y: Any, x: Any) -> Any:
+    """``x ** y`` of a number ``x`` and an expression ``y``: refused, naming ``te.power``."""
+    number = isinstance(x, (int, float))
+    base = float(x) if number else "x"
+    raise DSLError(
+        f"{x if number else 'x'} ** y is not defined on expressions; write "
+        f"te.power({base}, y) (a float y)" + (", or te.exp2(y)" if base == 2 else "")
+    )

@@ -12,6 +12,7 @@ second try in a fresh process, so an innocent candidate is not blamed for a late
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
 import select
 import time
@@ -203,6 +204,12 @@ class LocalRunner(ProgramRunner):
                 f"LocalRunner(clock={clock!r}): the clock is 'auto' (a one-thread CPU "
                 "program on its thread's CPU clock, anything else on the wall clock) or "
                 "'wall' (always the wall clock, as TVM)"
+            )
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+            # 0 or less would count every candidate as timed out: a search with no results
+            raise RuntimeArgumentError(
+                f"LocalRunner(timeout={timeout!r}): the timeout is the seconds one candidate "
+                "may run, a number > 0 (TVM's default is 10)"
             )
         self.clock = clock
         self.timeout = timeout

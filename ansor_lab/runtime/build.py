@@ -147,6 +147,7 @@ def build(
     its SIMD loops as vector statements (``codegen.vector_form``).
     """
     _check_keywords(unknown)
+    _check_name(name)
     if isinstance(args, (str, Target)) and target is None:
         args, target = None, args  # tvm.build(mod, "llvm")
     tgt = as_target(target)
@@ -200,6 +201,23 @@ def build(
             "levels deep); compute some stages at root instead of inlining them, or use "
             "fewer loop levels"
         ) from None
+
+
+def _check_name(name: Any) -> None:
+    """The function's name becomes a symbol of the compiled code (and of an exported
+    library): refuse what LLVM would stop on later with its own error."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or not name.isascii()
+        or not name.isprintable()
+        or any(c.isspace() for c in name)
+    ):
+        raise CodegenError(
+            f"build(name={name!r}): the function's name must be a non-empty ASCII str "
+            "without spaces; best a C identifier (what export_library and CUDA need), "
+            "e.g. name='matmul'"
+        )
 
 
 def _check_keywords(unknown: dict) -> None:

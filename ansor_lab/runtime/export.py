@@ -161,7 +161,14 @@ def load_module(path: str, fmt: str = "") -> Any:
             tar.extract(member, tmp, filter="data")
             return load_module(os.path.join(tmp, member.name))
     if kind in ("so", "dylib", "dll"):
-        lib = ctypes.CDLL(os.path.abspath(path))
+        try:
+            lib = ctypes.CDLL(os.path.abspath(path))
+        except OSError as err:  # not a shared library at all (empty, truncated, text...)
+            raise RuntimeArgumentError(
+                f"load_module({path!r}): the file is not a shared library made by "
+                f"export_library ({err}); export the built module with "
+                "f.export_library('f.so') and load that file"
+            ) from None
         try:
             size = ctypes.c_int64.in_dll(lib, f"{META}_size").value
         except ValueError:

@@ -131,6 +131,17 @@ class Module:
                     f"argument {name!r} has shape {arr.shape}, expected {shape}"
                 )
             if arr.dtype != dtype:
+                if arr.dtype.newbyteorder("=") == dtype:
+                    # the same type in the other byte order: its dtype.name reads the same
+                    # (refused, not converted, as a non-contiguous array is: no hidden copy)
+                    order = "big-endian" if arr.dtype.byteorder == ">" else "little-endian"
+                    raise RuntimeArgumentError(
+                        f"argument {name!r} is {order} ({arr.dtype.str!r}), not in this "
+                        f"machine's byte order, which the kernel reads; pass "
+                        f"a.astype({dtype.name!r}) or np.ascontiguousarray(a, "
+                        f"dtype={dtype.name!r})"
+                        + (" and copy the result back after the call" if written else "")
+                    )
                 raise RuntimeArgumentError(
                     f"argument {name!r} has dtype {arr.dtype.name}, expected {dtype.name}; "
                     f"convert it with .astype('{dtype.name}')"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,11 +92,38 @@ def aligned_empty(shape: object, dtype: str = "float32") -> np.ndarray:
         raise RuntimeArgumentError(
             f"shape must be an int or a tuple of ints, got {shape!r}; e.g. nd.empty((4, 8))"
         ) from None
+    if any(d < 0 for d in shape):
+        # the byte count would go negative and reshape silently gives a (0,) array
+        raise RuntimeArgumentError(
+            f"shape {shape} has a negative dimension; every dimension is >= 0, e.g. "
+            "nd.empty((4, 8))"
+        )
     dt = np.dtype(dtypes.to_numpy(dtypes.canonical(dtype)))
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    raw = np.empty(nbytes + ALLOC_ALIGNMENT, np.uint8)
+    nbytes = math.prod(shape) * dt.itemsize  # Python ints: np.prod wraps around on int64
+    gib = nbytes / 2**30
+    if nbytes > _physical_memory():
+        raise RuntimeArgumentError(
+            f"an array of shape {shape} and dtype {dt.name} needs {gib:,.1f} GiB, more than "
+            f"this machine's {_physical_memory() / 2**30:,.1f} GiB of memory; use a "
+            "smaller shape"
+        )
+    try:
+        raw = np.empty(nbytes + ALLOC_ALIGNMENT, np.uint8)
+    except MemoryError:
+        raise RuntimeArgumentError(
+            f"cannot allocate {gib:,.2f} GiB for an array of shape {shape} and dtype "
+            f"{dt.name}: not enough free memory; use a smaller shape"
+        ) from None
     start = (-raw.ctypes.data) % ALLOC_ALIGNMENT
     return raw[start : start + nbytes].view(dt).reshape(shape)
+
+
+def _physical_memory() -> float:
+    """Bytes of memory this machine has (inf where the OS does not say)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return math.inf
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:

@@ -49,6 +49,12 @@ def _tensors(ops: object) -> list[Tensor]:
     return out
 
 
+def _has_axis(op: Operation, iv: E.IterVar) -> bool:
+    """Whether ``iv`` is (this very IterVar) one of ``op``'s axes or reduce axes."""
+    axes = (*getattr(op, "axis", ()), *getattr(op, "reduce_axis", ()))
+    return any(a is iv for a in axes)
+
+
 class Loop:
     """A loop handle returned by TE primitives (``xo, xi = s[C].split(...)``)."""
 
@@ -96,6 +102,7 @@ class Schedule:
     def __getitem__(self, key: object) -> Stage:
         if isinstance(key, Operation):
             key = key.output(0)
+        looked_up_by = key.op if isinstance(key, Tensor) else None
         if isinstance(key, Tensor):
             key = self.state.tensor(key)
         name = key.name if isinstance(key, Tensor) else str(key)
@@ -107,7 +114,10 @@ class Schedule:
             raise ScheduleError(f"{name!r} is a placeholder; only compute stages are scheduled")
         if st.name not in self._stages:
             self._stages[st.name] = Stage(self, st.name)
-        return self._stages[st.name]
+        stage = self._stages[st.name]
+        if looked_up_by is not None and all(op is not looked_up_by for op in stage.known_ops):
+            stage.known_ops.append(looked_up_by)
+        return stage
 
     @property
     def stages(self) -> list[Stage]:
@@ -212,6 +222,9 @@ class Stage(OutOfScopeStageSteps):
         self.block = block
         self._block_rv = None
         self._loops: dict[str, LoopRV] = {}
+        #: the ops this stage was looked up by (``s[C]``): their axes stay this stage's
+        #: after a step replaced its op (cache_write keeps ``C.op.axis`` for ``s[C]``)
+        self.known_ops: list[Operation] = []
 
     @property
     def name(self) -> str:
@@ -242,6 +255,13 @@ class Stage(OutOfScopeStageSteps):
             return handle.rv
         if isinstance(handle, E.IterVar):
             name = handle.var.name
+            owner = self._other_owner(handle)
+            if owner is not None:
+                raise ScheduleError(
+                    f"stage {self.block!r}: axis {name!r} is an axis of stage {owner!r}, not "
+                    f"of this stage; use a loop of s[{self.block}]: {self.block}.op.axis, "
+                    f"{self.block}.op.reduce_axis or the loops its own split/fuse returned"
+                )
         elif isinstance(handle, E.Var):
             name = handle.name
         else:
@@ -262,6 +282,21 @@ class Stage(OutOfScopeStageSteps):
         own = loops[len(loops) - len(st.leaves) :]
         self._loops = dict(zip(st.leaves, own))
         return self._loops[name]
+
+    def _other_owner(self, iv: E.IterVar) -> str | None:
+        """The other stage ``iv`` is an axis of, when it is none of this stage's.
+
+        Loops are found by name, and every stage has an ``i``: without this, D's axis
+        would silently pick E's loop of the same name (TVM refuses it). Only an axis
+        known to be another stage's is refused, so axes a step re-created keep working.
+        """
+        for op in [self.op, *self.known_ops]:
+            if any(_has_axis(sib, iv) for sib in multi_output_siblings(op)):
+                return None
+        for st in self.schedule.state.stages.values():
+            if st.name != self.block and st.is_compute and _has_axis(st.op, iv):
+                return st.name
+        return None
 
     def _wrap(self, rvs: list[LoopRV]) -> list[Loop]:
         out = []
@@ -457,7 +492,14 @@ class Stage(OutOfScopeStageSteps):
             s = te.create_schedule(C.op)
             s[B].compute_at(s[C], C.op.axis[0])
         """
-        self.schedule.engine.compute_at(self.block_rv, parent.loop(scope))
+        try:
+            loop = parent.loop(scope)
+        except ScheduleError as err:
+            raise ScheduleError(
+                f"compute_at of stage {self.block!r}: the loop must be one of the target "
+                f"stage s[{parent.block}]; {err}"
+            ) from None
+        self.schedule.engine.compute_at(self.block_rv, loop)
 
     def compute_inline(self) -> None:
         """Inline this elementwise stage into its consumers.

@@ -370,6 +370,11 @@ class Schedule(LoopSteps, LocationSteps, StorageSteps, SamplingSteps, MergeSteps
         and accepted whatever it says, so a trace taken on a function of one name replays
         on a fresh schedule of the same workload under another (the search's "main").
         """
+        if not isinstance(name, str):  # the lookups below take a str and fail obscurely
+            raise ScheduleError(
+                f"get_block: give the block's name as a str, e.g. sch.get_block('C'), "
+                f"not {type(name).__name__} {name!r:.60}"
+            )
         init = self._init_block(name)
         # the update of a decomposed reduction prints as "C_update", as in TVM
         owner = name[: -len("_update")] if name.endswith("_update") else None

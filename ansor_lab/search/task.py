@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+import numpy as np
 
 from ..codegen.target import Target, as_target
 from ..dsl.dag import ComputeDAG
@@ -63,6 +66,21 @@ class HardwareParams:
     max_vthread_extent: int = 8
     warp_size: int = 32
 
+    def __post_init__(self) -> None:
+        # a zero or negative size reaches the sketch rules as a divisor or a loop bound and
+        # fails far from here; None is TVM's "the target's value" (here: the default)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                setattr(self, f.name, f.default)
+            elif isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise TaskError(
+                    f"HardwareParams({f.name}={value!r}): it must be a positive int "
+                    f"(the default is {f.default}); leave it out or pass None for the default"
+                )
+            else:
+                setattr(self, f.name, int(value))
+
     @staticmethod
     def from_target(target: Target) -> HardwareParams:
         """The parameters of a target."""
@@ -100,6 +118,7 @@ class SearchTask:
         if func is None and compute_dag is None and workload_key is not None:
             func, args = _decode_workload_key(workload_key)
         if func is not None:
+            args = _plain_args(args)
             name = func if isinstance(func, str) else None
             if name is None:
                 name = next((k for k, v in WORKLOAD_FUNC_REGISTRY.items() if v is func), None)
@@ -115,6 +134,14 @@ class SearchTask:
             tensors = WORKLOAD_FUNC_REGISTRY[name](*args)
             if isinstance(tensors, Tensor):
                 tensors = [tensors]
+            if not isinstance(tensors, (list, tuple)) or not all(
+                isinstance(t, Tensor) for t in tensors
+            ):
+                raise TaskError(
+                    f"workload {name!r} returned {type(tensors).__name__} {tensors!r:.80}; "
+                    "it must return the list of its input and output tensors, e.g. "
+                    "`return [A, B, C]`"
+                )
             self.args = list(tensors)
             self.compute_dag = ComputeDAG(self.args)
             refuse_in_search(self.compute_dag.ops)
@@ -269,7 +296,33 @@ class ProgramText(str):
         printer.text(str(self))
 
 
+def _plain_args(args: Any) -> tuple:
+    """``args`` as a tuple whose numpy scalars are Python ones.
+
+    ``np.int64(8)`` would reach the workload key as the string "8" (json cannot write it),
+    a key that then fails to rebuild the workload; as Python ints, the key replays.
+    """
+    if args is None:  # TVM's default: a workload without arguments
+        return ()
+    if not isinstance(args, (list, tuple)):
+        raise TaskError(
+            f"args={args!r} must be a tuple (or list) of the workload's arguments; write "
+            f"args=({args!r},) for one argument"
+        )
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, (np.integer, np.floating, np.bool_)):
+            return x.item()
+        if type(x) in (list, tuple):  # a namedtuple keeps its own type and values
+            return type(x)(plain(v) for v in x)
+        return x
+
+    return tuple(plain(a) for a in args)
+
+
 def _plain(x: Any) -> Any:
+    if isinstance(x, (np.integer, np.floating, np.bool_)):
+        return x.item()
     if isinstance(x, (int, float, str, bool)) or x is None:
         return x
     if isinstance(x, (list, tuple)):
@@ -301,6 +354,8 @@ class TuningOptions:
     """How long and how to tune (TVM's argument names)."""
 
     num_measure_trials: int = 0
+    #: stop after this many measurements without a new best; None or negative: never
+    #: (TVM's convention). 0 stops after the first round, which is always measured.
     early_stopping: int | None = None
     num_measures_per_round: int = 64
     verbose: int = 1
@@ -316,6 +371,25 @@ class TuningOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TaskError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        if not isinstance(self.verbose, int):  # a bool is an int: True is 1
+            raise TaskError(
+                f"verbose must be an int (0: silent, 1: progress bar), got "
+                f"{type(self.verbose).__name__} {self.verbose!r}"
+            )
+        es = self.early_stopping
+        if es is not None and (isinstance(es, bool) or not isinstance(es, int)):
+            raise TaskError(
+                f"early_stopping must be an int (stop after that many measurements without "
+                f"improvement) or None (never stop early), got {type(es).__name__} {es!r}"
+            )
+        if es is not None and es < 0:
+            # TVM's convention (SketchPolicy::Search): negative means no early stopping
+            self.early_stopping = None
+        # a single callback where TVM wants a list is a common slip: accept it
+        for name in ("measure_callbacks", "callbacks"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, (list, tuple)):
+                setattr(self, name, [value])
         _check_measurer("runner", self.runner, ("run", "setup"), "LocalRunner()")
         _check_measurer("builder", self.builder, ("build",), "LocalBuilder()")
         for cb in self.measure_callbacks or []:

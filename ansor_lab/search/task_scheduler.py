@@ -22,7 +22,7 @@ from ..measure.measure import (
 from .cost_model import RandomForestModel
 from .policy import PreloadMeasuredStates, SketchPolicy
 from .preflight import preflight
-from .task import TaskError
+from .task import SearchTask, TaskError
 from .tune import TuneSession
 
 
@@ -48,7 +48,22 @@ class TaskScheduler:
         if strategy not in ("gradient", "round-robin"):
             raise TaskError("strategy must be 'gradient' or 'round-robin'")
         self.tasks = list(tasks)
+        # checked here, not at the first round of tune(), where a wrong item meets
+        # attribute lookups far from this call
+        for k, t in enumerate(self.tasks):
+            if not isinstance(t, SearchTask):
+                raise TaskError(
+                    f"tasks[{k}] is {type(t).__name__} {t!r:.60}, not a SearchTask; pass "
+                    "[auto_scheduler.SearchTask(func=..., args=..., target=...), ...]"
+                )
         self.task_weights = list(task_weights) if task_weights else [1.0] * len(tasks)
+        if len(self.task_weights) != len(self.tasks):
+            raise TaskError(
+                f"task_weights has {len(self.task_weights)} weights for {len(self.tasks)} "
+                f"task{'s' if len(self.tasks) != 1 else ''}; give one weight per task (how "
+                "many times the network runs it), or "
+                "leave task_weights out for weight 1 each"
+            )
         self.objective_func = objective_func or (
             lambda costs: sum(w * c for w, c in zip(self.task_weights, costs))
         )

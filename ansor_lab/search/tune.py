@@ -187,7 +187,10 @@ class TuneSession:
         o = self.options
         if self.exhausted or any(cb.stop_requested for cb in self.callbacks):
             return True
-        return o.early_stopping is not None and self.since_best >= o.early_stopping
+        # as TVM: a negative early_stopping is off, and the check follows a measured round
+        # (the task scheduler's per_task_early_stopping is set here without TuningOptions)
+        es = o.early_stopping
+        return es is not None and es >= 0 and self.stats.trials > 0 and self.since_best >= es
 
     def run_round(self, n: int, final: bool = False) -> list:
         """Pick, measure and learn from ``n`` programs; returns their results.

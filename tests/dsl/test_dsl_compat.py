@@ -109,3 +109,29 @@ def test_comm_reducer_of_a_sum_and_a_max():
     bad = te.comm_reducer(lambda x, y: x + y, lambda t: tvm.tir.const(1, dtype=t), name="off")
     with pytest.raises(DSLError, match="identity of a sum"):
         te.compute((8,), lambda i: bad(A[i, k], axis=k), name="D")
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "want"),
+    [
+        ("if_then_else(c, 1, 0.5)", lambda i, f: te.if_then_else(i > 0, 1, 0.5), [1, 0.5, 0.5, 1]),
+        (
+            "if_then_else(c, 0.5, 1) + F",
+            lambda i, f: te.if_then_else(i > 0, 0.5, 1) + f,
+            [1.5, 2, 2, 1.5],
+        ),
+        ("Select(c, 1, 0.5)", lambda i, f: tvm.tir.Select(i > 0, 1, 0.5), [1, 0.5, 0.5, 1]),
+        ("max(1, 0.5) + I", lambda i, f: tvm.tir.max(1, 0.5) + i, [2, 1, 0, 3]),
+    ],
+)
+def test_an_int_and_a_float_number_meet_as_floats(name, make, want):
+    """Two Python numbers of different kinds take the float's type, as in TVM (they made
+    an int32 node holding a float constant, which LLVM refused)."""
+    ints = te.placeholder((4,), "int32", name="I")
+    floats = te.placeholder((4,), name="F")
+    out = te.compute((4,), lambda k: make(ints[k], floats[k]), name="B")
+    assert out.dtype == "float32", name
+    f = tvm.build(te.create_schedule(out.op), [ints, floats, out])
+    got = np.zeros(4, "float32")
+    f(np.array([1, 0, -1, 2], "int32"), np.ones(4, "float32"), got)
+    np.testing.assert_array_equal(got, np.array(want, "float32"))
