@@ -20,7 +20,7 @@ import numpy as np
 from ..codegen.kernel_form import KernelProgram, split_kernels
 from ..errors import AnsorLabError
 from ..ir import gpu, nodes as N
-from ..search.index_values import evaluate
+from ..ir.index_values import evaluate
 from .html import esc
 
 #: iterations evaluated at most (the picture is for notebook sizes)

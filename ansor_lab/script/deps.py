@@ -26,14 +26,15 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..ir import nodes as N
+from ..ir.index_values import UnknownIndex, evaluate
 from .accesses import Access, collect
 
 #: the most (iteration, inner loops) points enumerated for one access
 _BUDGET = 1 << 18
 
 
-class _Unknown(Exception):
-    """An expression the enumeration cannot evaluate."""
+#: an expression (or a loop range, or a count) the enumeration cannot handle
+_Unknown = UnknownIndex
 
 
 def loop_dependence(loop: N.For, params: tuple = (), uses: dict | None = None) -> str | None:
@@ -231,53 +232,7 @@ def _constant_range(lo: E.PrimExpr, extent: E.PrimExpr) -> np.ndarray:
     return np.arange(lo.value, lo.value + max(0, extent.value), dtype=np.int64)
 
 
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))
-
-
-_ARITH = {
-    E.Add: np.add,
-    E.Sub: np.subtract,
-    E.Mul: np.multiply,
-    E.Min: np.minimum,
-    E.Max: np.maximum,
-    E.FloorDiv: np.floor_divide,
-    E.FloorMod: np.mod,
-    E.Div: _trunc_div,
-    E.Mod: lambda a, b: a - b * _trunc_div(a, b),
-    E.EQ: np.equal,
-    E.NE: np.not_equal,
-    E.LT: np.less,
-    E.LE: np.less_equal,
-    E.GT: np.greater,
-    E.GE: np.greater_equal,
-    E.And: np.logical_and,
-    E.Or: np.logical_or,
-}
-
-
 def _eval(e: E.PrimExpr, env: dict) -> np.ndarray:
     """An integer or bool expression over the grid variables (others are outer: fixed,
     so 0 stands for them; they shift every iteration's element alike)."""
-    if isinstance(e, E.Var):
-        return env.get(e, np.int64(0))
-    if isinstance(e, E.IntImm):
-        return np.int64(e.value)
-    kind = type(e)
-    if kind in _ARITH:
-        a, b = _eval(e.a, env), _eval(e.b, env)
-        if kind in (E.FloorDiv, E.FloorMod, E.Div, E.Mod) and np.any(b == 0):
-            raise _Unknown("division by zero")
-        return _ARITH[kind](a, b)
-    if isinstance(e, E.Not):
-        return np.logical_not(_eval(e.a, env))
-    if isinstance(e, E.Cast) and e.dtype == "bool":
-        return _eval(e.value, env) != 0
-    if isinstance(e, E.Cast) and not e.dtype.startswith("float"):
-        return _eval(e.value, env)
-    if isinstance(e, E.Select) or (isinstance(e, E.Call) and e.op == "if_then_else"):
-        cond, yes, no = (
-            (e.condition, e.true_value, e.false_value) if isinstance(e, E.Select) else e.args
-        )
-        return np.where(_eval(cond, env), _eval(yes, env), _eval(no, env))
-    raise _Unknown(type(e).__name__)
+    return evaluate(e, env, strict=True, missing=0)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..ir import gpu, nodes as N
-from .index_values import evaluate
+from ..ir.index_values import evaluate
 
 WARP = 32
 SECTOR_BYTES = 32

@@ -47,9 +47,9 @@ import numpy as np
 from ..dsl import dtypes, expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..ir import nodes as N
+from ..ir.index_values import evaluate
 from ..ir.simplify import linear_form
 from ..ir.visitor import walk_stmts
-from .index_values import evaluate
 from .loopnest import LoopNestWalker
 
 #: Independent accumulators needed to hide the multiply-add latency.
