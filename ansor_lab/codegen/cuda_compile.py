@@ -11,17 +11,28 @@ NVRTC comes from PyPI (``pip install ansor_lab[cuda]``: ``cuda-python`` and
 lazily. nvcc is used when it is on PATH (or under ``/usr/local/cuda/bin``). A compile
 failure is a CodegenError quoting the compiler's log and the source lines it names.
 ``check_resources`` holds the result to a target's limits (GPUScheduleError).
+
+Memory: ptxas can need gigabytes for a kernel the search wrote with a large unrolled body
+(a 4-thread conv2d block that unrolls its cooperative fetch into 1,000 stores took 46 s
+and 1.6 GB), and on a 2 GB Binder pod that kills the notebook's kernel. nvcc therefore
+runs under a data-size cap (``RLIMIT_DATA``, ``compile_memory_mb()``: 768 MB, or
+``$ANSOR_LAB_CUDA_COMPILE_MB``), and the measurement builders hold an in-process NVRTC
+compile to the same cap (``capped_memory``). A compile over it is a CodegenError that
+says so, never an out-of-memory kill.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,6 +132,110 @@ def _check_arch(arch: str) -> str:
     return arch
 
 
+# -- the memory cap -------------------------------------------------------------------
+
+#: MB of data one CUDA compile may use (typical kernels need ~100; see the module doc)
+DEFAULT_COMPILE_MB = 768
+_ENV_COMPILE_MB = "ANSOR_LAB_CUDA_COMPILE_MB"
+#: the cap in force in this process (``capped_memory``), for the error message
+_active_cap_mb: list = []
+
+
+def compile_memory_mb() -> int:
+    """MB of data one CUDA compile may use: ``$ANSOR_LAB_CUDA_COMPILE_MB`` or 768."""
+    text = os.environ.get(_ENV_COMPILE_MB, "").strip()
+    if not text:
+        return DEFAULT_COMPILE_MB
+    try:
+        mb = int(text)
+    except ValueError:
+        mb = 0
+    if mb < 64:
+        raise CodegenError(
+            f"${_ENV_COMPILE_MB}={text!r}: give the MB one CUDA compile may use, a whole "
+            f"number of at least 64 (default {DEFAULT_COMPILE_MB})"
+        )
+    return mb
+
+
+def _data_bytes() -> int:
+    """This process's data segment now (VmData), in bytes; 0 where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _cap_data(limit: int) -> tuple | None:
+    """Lower this process's soft RLIMIT_DATA to ``limit`` bytes; the old limits, or
+    None when the limit cannot be set (a hard limit below it, no such limit here)."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY and hard < limit:
+            return None
+        if soft != resource.RLIM_INFINITY and soft <= limit:
+            return None  # already as tight: keep it
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+        return soft, hard
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def capped_memory(mb: int | None = None) -> Iterator[None]:
+    """Hold this process's data to its size now plus ``mb`` MB (default
+    ``compile_memory_mb()``) while the block runs: an in-process NVRTC compile then fails
+    with a CodegenError instead of growing without bound. The cap is process-wide, so
+    this is for worker processes that do nothing else meanwhile (the builders)."""
+    mb = compile_memory_mb() if mb is None else mb
+    old = _cap_data(_data_bytes() + (mb << 20)) if _data_bytes() else None
+    _active_cap_mb.append(mb)
+    try:
+        yield
+    finally:
+        _active_cap_mb.pop()
+        if old is not None:
+            resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+def _limit_child(mb: int):  # noqa: ANN202 - a preexec_fn
+    def apply() -> None:
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        limit = mb << 20
+        if hard == resource.RLIM_INFINITY or hard >= limit:
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+    return apply
+
+
+_OUT_OF_MEMORY = ("memory allocation failure", "out of memory", "std::bad_alloc")
+
+
+def _out_of_memory(log: str, returncode: int | None = None) -> bool:
+    """True when a failed compile's log (or an abort) reads as the memory cap reached."""
+    low = log.lower()
+    if any(s in low for s in _OUT_OF_MEMORY):
+        return True
+    # NVRTC's in-process ptxas says only "aborted" when an allocation fails; cicc aborts
+    if "ptxas fatal" in low and not _ERR_LINE.search(log) and "error   :" not in low:
+        return True
+    return returncode in (-6, 134) and not _ERR_LINE.search(log)
+
+
+def _memory_error(compiler: str, arch: str, mb: int, log: str) -> CodegenError:
+    return CodegenError(
+        f"{compiler} ran out of the {mb} MB one CUDA compile may use, compiling for {arch} "
+        f"(its log: {log.strip()[-300:]!r}). The kernel is too big for the compiler: most "
+        "often a large unrolled body (lower pragma_auto_unroll_max_step, or use smaller "
+        f"tiles or more threads per block). To allow more, set ${_ENV_COMPILE_MB} "
+        f"(MB, default {DEFAULT_COMPILE_MB})"
+    )
+
+
 # -- reading ptxas -v ----------------------------------------------------------------
 
 _ENTRY = re.compile(r"(?:Compiling entry function|Function properties for) '?([\w$]+)'?")
@@ -209,6 +324,8 @@ def _compile_nvrtc(source: str, arch: str, options: list) -> tuple:
         nvrtc.nvrtcGetProgramLog(prog, log)
         log_text = bytes(log).rstrip(b"\x00 ").decode(errors="replace")
         if int(err) != 0:
+            if _active_cap_mb and _out_of_memory(log_text):
+                raise _memory_error("NVRTC", arch, _active_cap_mb[-1], log_text)
             raise _compile_error("NVRTC", arch, log_text, source)
         size = _nvrtc_check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
         ptx = bytearray(size)
@@ -238,12 +355,22 @@ def _compile_nvcc(source: str, arch: str, options: list) -> tuple:
             f.write(source)
         cmd = [nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-std=c++17", "--keep"]
         cmd += ["--keep-dir", tmp, "-o", os.path.join(tmp, "kernel.cubin"), src, *nvcc_opts]
+        mb = compile_memory_mb()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp)
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                cwd=tmp,
+                preexec_fn=_limit_child(mb),  # noqa: PLW1509 - setrlimit only, no locks
+            )
         except subprocess.TimeoutExpired:
             raise CodegenError(f"nvcc took over 300 s compiling for {arch}") from None
         log = (proc.stdout + proc.stderr).replace(src, "kernel.cu")
         if proc.returncode != 0:
+            if _out_of_memory(log, proc.returncode):
+                raise _memory_error("nvcc", arch, mb, log)
             raise _compile_error("nvcc", arch, log, source)
         with open(os.path.join(tmp, "kernel.cubin"), "rb") as f:
             cubin = f.read()

@@ -27,6 +27,7 @@ from .records import ErrorNo
 
 def build_cuda_candidate(func: Any, target: Any, start: float) -> dict:
     """Build one candidate for a CUDA target (runs in a builder process)."""
+    from ..codegen.cuda_compile import available_compilers, capped_memory  # noqa: PLC0415
     from ..errors import AnsorLabError, CodegenError, GPUScheduleError  # noqa: PLC0415
     from ..runtime.cuda_module import build_cuda  # noqa: PLC0415 - builder side only
 
@@ -34,21 +35,20 @@ def build_cuda_candidate(func: Any, target: Any, start: float) -> dict:
         return {"error_no": int(kind), "error_msg": msg, "time": time.perf_counter() - start}
 
     try:
-        mod = build_cuda(func, target)
+        # build_cuda compiles where a compiler is installed (NVRTC or nvcc); without one
+        # (Binder, a laptop) the source is still checked on the GPU emulator
+        # (EmulatedRunner), which needs no cubin, and a GPU runner compiles it there. The
+        # cap: a candidate ptxas needs gigabytes for is an error record, not an
+        # out-of-memory kill of the machine's other processes (the user's kernel)
+        with capped_memory():
+            mod = build_cuda(func, target)
+            compiled = mod.compiled if available_compilers() else None
+    except GPUScheduleError as err:  # not bound, over the target's registers or shared memory
+        return error(ErrorNo.INSTANTIATION_ERROR, str(err))
+    except CodegenError as err:  # the CUDA C or its compile failed
+        return error(ErrorNo.COMPILE_DEVICE, str(err))
     except AnsorLabError as err:
         return error(ErrorNo.INSTANTIATION_ERROR, str(err))
-    from ..codegen.cuda_compile import available_compilers  # noqa: PLC0415
-
-    compiled = None
-    try:
-        # no CUDA compiler here (Binder, a laptop): the source is still checked on the GPU
-        # emulator (EmulatedRunner), which needs no cubin; a GPU runner compiles it there
-        if available_compilers():
-            compiled = mod.compiled
-    except GPUScheduleError as err:  # over the target's registers or shared memory
-        return error(ErrorNo.INSTANTIATION_ERROR, str(err))
-    except CodegenError as err:
-        return error(ErrorNo.COMPILE_DEVICE, str(err))
     except Exception:  # noqa: BLE001 - any bug becomes an error record
         return error(ErrorNo.COMPILE_DEVICE, traceback.format_exc(limit=8))
     plan = mod.launch_plan
@@ -82,8 +82,9 @@ def _compare(got: np.ndarray, want: np.ndarray) -> bool:
 
 def run_cuda_candidate(state: Any, msg: dict) -> dict:
     """Check and time one CUDA build on the GPU (runs in the runner process)."""
-    from ..codegen.cuda_compile import compile_cuda  # noqa: PLC0415
+    from ..codegen.cuda_compile import capped_memory, compile_cuda  # noqa: PLC0415
     from ..codegen.cuda_driver import CUDADriverError  # noqa: PLC0415
+    from ..errors import CodegenError  # noqa: PLC0415
     from ..runtime.cuda_run import GPUExecutor, GPUKernelError, device_arch  # noqa: PLC0415
     from ..runtime.cuda_support import cuda_unavailable_reason  # noqa: PLC0415
 
@@ -99,11 +100,14 @@ def run_cuda_candidate(state: Any, msg: dict) -> dict:
         arch = device_arch(0)
         cubin = obj["cubin"]
         if cubin is None or arch != obj["arch"]:  # a cubin loads only on its own arch
-            cubin = compile_cuda(obj["source"], arch, "auto").cubin
+            with capped_memory():
+                cubin = compile_cuda(obj["source"], arch, "auto").cubin
         executor = GPUExecutor(cubin, obj["launches"], obj["temporaries"], obj["params"])
     except (GPUKernelError, CUDADriverError) as err:  # a dead context: a fresh process
         return {"error_no": int(ErrorNo.RUNTIME_DEVICE), "error_msg": str(err),
                 "restart_worker": True}  # fmt: skip
+    except CodegenError as err:  # the recompile for this device's arch failed
+        return {"error_no": int(ErrorNo.COMPILE_DEVICE), "error_msg": str(err)}
     try:
         arrays = [a.copy() for a in state.arrays]
         for k in state.outputs:
