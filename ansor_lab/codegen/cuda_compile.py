@@ -27,7 +27,6 @@ import contextlib
 import functools
 import os
 import re
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -37,6 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CodegenError, GPUScheduleError
+
+try:  # POSIX only: elsewhere (Windows) compiles run without the memory cap
+    import resource
+except ImportError:  # pragma: no cover - not on the machines we test
+    resource = None
 
 COMPILERS = ("nvrtc", "nvcc")
 
@@ -173,6 +177,8 @@ def _data_bytes() -> int:
 def _cap_data(limit: int) -> tuple | None:
     """Lower this process's soft RLIMIT_DATA to ``limit`` bytes; the old limits, or
     None when the limit cannot be set (a hard limit below it, no such limit here)."""
+    if resource is None:
+        return None
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         if hard != resource.RLIM_INFINITY and hard < limit:
@@ -189,10 +195,12 @@ def _cap_data(limit: int) -> tuple | None:
 def capped_memory(mb: int | None = None) -> Iterator[None]:
     """Hold this process's data to its size now plus ``mb`` MB (default
     ``compile_memory_mb()``) while the block runs: an in-process NVRTC compile then fails
-    with a CodegenError instead of growing without bound. The cap is process-wide, so
-    this is for worker processes that do nothing else meanwhile (the builders)."""
+    instead of growing without bound (a CodegenError from its ptxas; its front end, LLVM,
+    aborts the process). The cap is process-wide, so this is for worker processes that do
+    nothing else meanwhile (the builders, whose death is an error record)."""
     mb = compile_memory_mb() if mb is None else mb
-    old = _cap_data(_data_bytes() + (mb << 20)) if _data_bytes() else None
+    used = _data_bytes()
+    old = _cap_data(used + (mb << 20)) if used else None
     _active_cap_mb.append(mb)
     try:
         yield
@@ -202,7 +210,10 @@ def capped_memory(mb: int | None = None) -> Iterator[None]:
             resource.setrlimit(resource.RLIMIT_DATA, old)
 
 
-def _limit_child(mb: int):  # noqa: ANN202 - a preexec_fn
+def _limit_child(mb: int):  # noqa: ANN202 - a preexec_fn, or None without rlimits
+    if resource is None:
+        return None
+
     def apply() -> None:
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         limit = mb << 20
@@ -448,8 +459,14 @@ def _ptxas_resources(ptx: str, arch: str) -> dict:
             f.write(ptx)
         cmd = [ptxas, "-v", f"-arch={arch}", src, "-o", os.path.join(tmp, "kernel.cubin")]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired):
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                preexec_fn=_limit_child(compile_memory_mb()),  # noqa: PLW1509 - setrlimit only
+            )
+        except (OSError, subprocess.TimeoutExpired, CodegenError):
             return {}
     if proc.returncode != 0:
         return {}
