@@ -66,16 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", default="1")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--op", default="gemv_ffn")
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     op = BY_NAME[args.op]
     print(f"load: {os.getloadavg()}", flush=True)
-    import tempfile  # noqa: PLC0415 - bench helper
-
     rows = []
     for thr in [int(t) for t in args.threads.split(",")]:
-        with tempfile.TemporaryDirectory() as logs:
-            task, snaps = tune(op, thr, [args.trials], logs)
-        trace, wall, _ = snaps[args.trials]
+        task, snaps, _ = tune(op, thr, [args.trials], args.seed, None)
+        trace, _cost, wall, _invalid = snaps[args.trials]
         w = max(inputs_for(task.args), key=lambda a: a.nbytes)
         f, ins, out = build_best(task, trace, thr)
         gemv, ours, npy, ratio, cpu_ratio = [], [], [], [], []
