@@ -364,7 +364,7 @@ RULES: list[SketchRule] = [
     ),
     SketchRule(
         "vector_rfactor",
-        lambda state, st: vector_reduction(state, st) is not None,
+        lambda state, st: vector_reduction(state, st, few_rows=True) is not None,
         _vector_rfactor_alts,
     ),
     SketchRule(

@@ -41,6 +41,13 @@ from ..schedule.tir_schedule import Schedule
 LANE_CHOICES = (8, 16, 32, 64)
 #: The annotation that states the reassociation on the partial-result block.
 REASSOCIATION = "ansor.fp_reassociation"
+#: Output rows (the output axes but the last, multiplied) up to which a reduction whose
+#: two operands both run along ``k`` (a dense layer on a few tokens, ``x[i, k] * w[j,
+#: k]``) also gets partial results in vector lanes, with ``FEW_ROWS_MIN_LAST`` outputs
+#: along the last axis at least. Tiling alone vectorizes such a product along ``j`` and
+#: gathers ``w`` a lane per row: a 4 x 4096 by 4096 x 4096 dense ran at 0.85x numpy.
+FEW_ROWS = 8
+FEW_ROWS_MIN_LAST = 64
 
 
 def _reads(state: State, st: Stage) -> dict[str, list[tuple]]:
@@ -117,11 +124,24 @@ def lane_choices(extent: int) -> tuple[int, ...]:
     return choices
 
 
-def vector_reduction(state: State, st: Stage) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+def _few_rows(st: Stage) -> bool:
+    """Whether ``st`` has at most ``FEW_ROWS`` output rows of ``FEW_ROWS_MIN_LAST``
+    outputs or more (a dense layer on a few tokens)."""
+    extents = [int(iv.dom.extent) for iv in st.op.axis]
+    rows = 1
+    for e in extents[:-1]:
+        rows *= e
+    return bool(extents) and rows <= FEW_ROWS and extents[-1] >= FEW_ROWS_MIN_LAST
+
+
+def vector_reduction(
+    state: State, st: Stage, few_rows: bool = False
+) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
     """``(axis names, lane choices)`` where ``st`` gains from partial results in vector
     lanes over its last reduction axes (fused first where there are several: they are
     read as one contiguous run, ``_trailing_axes``), else None (see the module
-    docstring)."""
+    docstring). With ``few_rows``, also a product of two operands that both run along the
+    reduction when the output has few rows (``FEW_ROWS``): a sketch beside tiling's."""
     op = st.op
     if not op.reduce_axis or len(op.body) != 1 or not isinstance(op.body[0], E.Reduce):
         return None
@@ -144,7 +164,7 @@ def vector_reduction(state: State, st: Stage) -> tuple[tuple[str, ...], tuple[in
     # them is a matmul's reuse, which tiling serves; a per-row scalar (a norm's mean, not
     # indexed by k) is a broadcast, not an operand
     reused = [name for name, rs in reads.items() if any(_moves(r, k, long_axes) for r in rs)]
-    if len(reused) > 1:
+    if len(reused) > 1 and not (few_rows and len(reused) == 2 and _few_rows(st)):
         return None
     axes = _trailing_axes(state, st, reads)
     extent = 1
@@ -197,7 +217,7 @@ def apply_vector_rfactor(sch: Schedule, block: str, axes: tuple, choices: tuple)
 
 def vector_rfactor_alt(state: State, st: Stage) -> list:
     """The sketch alternative (name, apply) of ``st``, or [] where the rule does not apply."""
-    found = vector_reduction(state, st)
+    found = vector_reduction(state, st, few_rows=True)
     if found is None:
         return []
     axes, choices = found
@@ -234,8 +254,11 @@ def row_tiled_alt(state: State, st: Stage) -> list:
     count of ``ROW_CHOICES`` unrolled inside the reduction loop: each ``x`` vector loaded
     serves ``ji`` rows, and ``ji`` weight rows stream at once with ``ji`` independent
     accumulator chains (measured on the BERT GEMV, CPU clock: 0.76-0.80 of the read
-    bandwidth with one row, 0.86-0.88 with 2-8)."""
-    found = vector_reduction(state, st)
+    bandwidth with one row, 0.86-0.88 with 2-8). The other output rows (a dense layer's
+    few tokens, ``FEW_ROWS``) go inside the reduction loop too, unrolled: each weight
+    vector loaded serves every token, and the weights stream once (``jo, ko, i, ji,
+    ki``)."""
+    found = vector_reduction(state, st, few_rows=True)
     if found is None or not _shares_a_vector(state, st, found[0][-1]):
         return []
     axes, choices = found
@@ -265,7 +288,10 @@ def apply_row_tiled_rfactor(sch: Schedule, block: str, axes: tuple, choices: tup
     j, ko, ki = loops[n_spatial - 1], loops[-2], loops[-1]
     count = sch.sample_categorical(list(rows), [1.0 / len(rows)] * len(rows))
     jo, ji = sch.split(j, [None, count])
-    sch.reorder(jo, ko, ji, ki)
+    tokens = [lp for lp in loops[: n_spatial - 1] if sch.get(lp).extent > 1]
+    sch.reorder(jo, ko, *tokens, ji, ki)
+    for lp in tokens:
+        sch.unroll(lp)
     sch.unroll(ji)
 
 
@@ -278,7 +304,7 @@ def thread_split_alt(state: State, st: Stage, threads: int) -> list:
     ``S`` adds the ``threads`` partial results. For a GEMV with few outputs and a long
     reduction, rows alone would leave threads idle or split a row's stream. Offered where
     the outputs share a vector (GEMV-like, ``_shares_a_vector``) only."""
-    found = vector_reduction(state, st)
+    found = vector_reduction(state, st, few_rows=True)
     if found is None or threads < 2 or len(found[0]) != 1:
         return []
     (axis,), _ = found

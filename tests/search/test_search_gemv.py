@@ -91,6 +91,35 @@ def test_several_gemv_rows_share_each_vector_of_x():
     assert "S: rfactor(r, vector lanes)" in two and not any("threads" in d for d in two)
 
 
+def test_a_dense_on_a_few_tokens_streams_its_weights_once_into_vector_lanes():
+    # x[i, k] * w[j, k] with 4 tokens: both operands run along k. Tiling alone vectorizes
+    # along j and gathers w a lane per row (4x4096 by 4096x4096: 0.85x numpy); the lanes
+    # sketch reads each weight vector once for all 4 tokens (2.6x numpy, as fast as the
+    # weights arrive from memory)
+    x = te.placeholder((4, 512), name="x")
+    w = te.placeholder((96, 512), name="w")
+    policy = policy_of([x, w, topi.nn.dense(x, w)])
+    names = [sk.describe() for sk in policy.sketches]
+    assert "T_dense: tile" in names  # beside tiling, not instead of it
+    assert "T_dense: rfactor(k, vector lanes x rows)" in names
+    k = sketch_named(policy, "rfactor(k, vector lanes x rows)")
+    for _ in range(4):
+        _, sch = policy.space.sample(k)
+        check_numeric(sch, sch.args)
+        script = tvm.lower(sch.mod).script()
+        # jo, ko, then the 4 tokens and ji unrolled, then the lanes: w[j, k] is loaded
+        # inside the token loop's body once per (ji, k), reused by all 4 tokens
+        assert re.search(
+            r"for k_0 in (range|T\.serial)\([^\n]*\):\n\s+for i in T.unroll\(4\):\n"
+            r"\s+for j_1 in T.unroll\(\d+\):\n\s+for k_1 in T.vectorized",
+            script,
+        ), script
+    # a matmul with many rows stays tiled only: its reuse is what tiling serves
+    a = te.placeholder((64, 512), name="a")
+    many = [sk.describe() for sk in policy_of([a, w, topi.nn.dense(a, w)]).sketches]
+    assert not any("rfactor" in d for d in many), many
+
+
 def test_two_threads_split_the_gemv_reduction_across_threads():
     policy = policy_of(gemv(), cores=2)
     k = sketch_named(policy, "rfactor(k, 2 threads x vector lanes)")
