@@ -165,7 +165,7 @@ class SketchPolicy:
         else:
             sketches = generate_sketches(
                 self._start,
-                rules=cpu_rules(hw.num_cores),
+                rules=cpu_rules(hw.num_cores, lanes=max(1, hw.vector_unit_bytes // 4)),
                 annotate=lambda sch: annotate_sampling(sch, hw.num_cores),
                 dropped=self.dropped_sketches,
             )

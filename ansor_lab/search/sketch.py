@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..schedule.sampling import divisors
 from ..schedule.state import (
     Stage,
     State,
@@ -99,9 +100,16 @@ def apply_multi_level_tiling(
     structure: str = CPU_STRUCTURE,
     outer_axes: frozenset = frozenset(),
     vector_axis: str | None = None,
+    padded: dict | None = None,
 ) -> int:
     """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes (reduction
     axes of at most ``SMALL_REDUCTION`` iterations are left whole in the last R level).
+
+    With ``padded`` ({spatial axis: factor}, ``awkward_axes``), each of those axes is
+    first split by its factor, which need not divide it (the last tile is guarded: a
+    masked vector, or rows skipped), and the other levels tile the ``ceil(extent /
+    factor)`` tiles: a prime extent (197 tokens) gets vector-wide register tiles instead
+    of tiles of 1.
 
     With ``fuse_consumer``, that elementwise consumer is computed after the second
     spatial level (the outer tile), as Ansor's fusion rule does. With ``outer_axes``, the
@@ -128,8 +136,14 @@ def apply_multi_level_tiling(
         if not spatial and (extents[name] <= SMALL_REDUCTION or n == 1):
             r_levels[-1].append(loop)  # a window axis runs whole in the innermost level
             continue
-        tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
-        for level, part in zip(levels, sch.split(loop, tiles)):
+        if spatial and padded and name in padded:
+            tiles_of, inner = sch.split(loop, [None, padded[name]])
+            tiles = sch.sample_perfect_tile(tiles_of, n=n - 1, max_innermost_factor=0)
+            parts = [*sch.split(tiles_of, tiles), inner]
+        else:
+            tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
+            parts = sch.split(loop, tiles)
+        for level, part in zip(levels, parts):
             level.append(part)
         if spatial:
             in_outer.append(name in outer_axes)
@@ -314,6 +328,50 @@ def _mlt_alts(state, st):
     return _with_packing(state, st, alts) + _relayout_twins(state, st, alts, tiled_alone="tile")
 
 
+#: Rows of a register tile along an axis that is not vectorized, when that axis must be
+#: padded (``awkward_axes``)
+PADDED_ROWS = 4
+
+
+def awkward_axes(st: Stage, lanes: int) -> dict:
+    """{spatial axis: padded tile} for the axes of ``st`` whose extent no register tile
+    divides well: the last (vectorized) axis when no divisor in [lanes, MAX_INNERMOST]
+    divides it, another when none in [PADDED_ROWS, MAX_INNERMOST] does (197, a ViT's
+    tokens, is prime: its only tiles are 1 and 197). {} when the last axis is fine: the
+    other axes then have their usual tiles around a full vector."""
+    extents = derive_extents(st)
+    names = [iv.var.name for iv in st.op.axis]
+
+    def awkward(extent, tile: int) -> bool:
+        return (
+            isinstance(extent, int)
+            and extent > 2 * tile
+            and not any(tile <= d <= MAX_INNERMOST for d in divisors(extent))
+        )
+
+    if not names or not awkward(extents.get(names[-1]), lanes):
+        return {}
+    out = {names[-1]: lanes}
+    for name in names[:-1]:
+        if awkward(extents.get(name), PADDED_ROWS):
+            out[name] = PADDED_ROWS
+    return out
+
+
+def _padded_alts(state, st, lanes: int) -> list:
+    """Padded tiling (``awkward_axes``), with the packing twins, or []."""
+    pads = awkward_axes(st, lanes)
+    if not pads:
+        return []
+
+    def padded(sch, b, outer_axes=frozenset(), vector_axis=None):
+        return apply_multi_level_tiling(
+            sch, b, outer_axes=outer_axes, vector_axis=vector_axis, padded=pads
+        )
+
+    return _with_packing(state, st, [("tile(padded)", padded)])
+
+
 def _rfactor_alts(state, st):
     return [
         ("skip", lambda sch, b: None),
@@ -391,7 +449,7 @@ RULES: list[SketchRule] = [
 ]
 
 
-def cpu_rules(num_cores: int) -> list[SketchRule]:
+def cpu_rules(num_cores: int, lanes: int = 0) -> list[SketchRule]:
     """``RULES`` for a CPU target with ``num_cores`` cores: a reduction that gets partial
     results in vector lanes may also take them for several rows at once where the rows
     share a vector (a GEMV, ``row_tiled_alt``), and with several cores be split across
@@ -406,7 +464,14 @@ def cpu_rules(num_cores: int) -> list[SketchRule]:
     def column_alts(state, st):
         return column_reduction_alts(state, st) + column_thread_alt(state, st)
 
-    replaced = {"vector_rfactor": alts, "column_reduction": column_alts if num_cores > 1 else None}
+    def mlt_alts(state, st):
+        return _mlt_alts(state, st) + (_padded_alts(state, st, lanes) if lanes else [])
+
+    replaced = {
+        "vector_rfactor": alts,
+        "column_reduction": column_alts if num_cores > 1 else None,
+        "multi_level_tiling": mlt_alts,
+    }
     return [
         SketchRule(r.name, r.condition, replaced[r.name], r.skip_rest)
         if replaced.get(r.name) is not None
