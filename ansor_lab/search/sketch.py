@@ -27,7 +27,8 @@ an output reads per row (a norm's statistics, a softmax's max and sum) inside th
 row loop; ``vector_rfactor`` keeps a row reduction's partial results in vector lanes
 (rfactor onto a vectorized loop, the float reassociation stated in the trace);
 ``column_reduction`` tiles a reduction along a strided axis around its contiguous one.
-The stage predicates the rules read live in ``stage_analysis``.
+The stage predicates the rules read live in ``stage_analysis``; the steps the rules apply
+(multi-level tiling, packing, cache write, rfactor) in ``tiling``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..schedule.sampling import divisors
 from ..schedule.state import (
     Stage,
     State,
@@ -71,166 +71,20 @@ from .stage_analysis import (  # noqa: F401 - the analysis is part of this modul
     spatial_size,
     transposed_read,
 )
-
-#: Ansor's CPU multi-level tiling structure: 4 spatial levels, 2 reduction levels.
-CPU_STRUCTURE = "SSRSRS"
-#: Largest innermost tile (it becomes the vectorized loop).
-MAX_INNERMOST = 64
-#: Unroll budgets the search chooses from (pragma_auto_unroll_max_step), Ansor's CPU
-#: choices. A vectorized loop counts as one step (as in TVM), so 512 unrolls e.g. a
-#: 2 x 7 register tile over a 3 x 3 window: the convolutions need it.
-UNROLL_CHOICES = (0, 16, 64, 512)
-#: A reduction axis this short (a convolution window's rows or columns) is not tiled:
-#: it runs whole in the innermost reduction level, next to the register tile. Split
-#: between the levels, the window's outer part went outside the long channel loop, so
-#: each step of that loop jumped across the input and the weight panel: in a tuning of
-#: ResNet-50's last conv, the 58 programs with its best register tile all had the window
-#: outside and ran at 35 GFLOPS at most; the same tile with the window inside runs at 50.
-SMALL_REDUCTION = 7
-
-
-# --------------------------------------------------------------------------------------
-# Rule applications (on a tir.Schedule, recording sampling instructions)
-
-
-def apply_multi_level_tiling(
-    sch: Schedule,
-    block: str,
-    fuse_consumer: str | None = None,
-    structure: str = CPU_STRUCTURE,
-    outer_axes: frozenset = frozenset(),
-    vector_axis: str | None = None,
-    padded: dict | None = None,
-) -> int:
-    """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes (reduction
-    axes of at most ``SMALL_REDUCTION`` iterations are left whole in the last R level).
-
-    With ``padded`` ({spatial axis: factor}, ``awkward_axes``), each of those axes is
-    first split by its factor, which need not divide it (the last tile is guarded: a
-    masked vector, or rows skipped), and the other levels tile the ``ceil(extent /
-    factor)`` tiles: a prime extent (197 tokens) gets vector-wide register tiles instead
-    of tiles of 1.
-
-    With ``fuse_consumer``, that elementwise consumer is computed after the second
-    spatial level (the outer tile), as Ansor's fusion rule does. With ``outer_axes``, the
-    first two spatial levels of those axes go outside the first two levels of the other
-    spatial axes (j_0 j_1 i_0 i_1 instead of i_0 j_0 i_1 j_1): everything inside the
-    second level of ``outer_axes`` then reuses one panel of an input indexed by them.
-    With ``vector_axis``, that axis's innermost level is the innermost loop (the one the
-    post-processor vectorizes) instead of the last axis's.
-
-    Returns the position (in ``get_loops``) of the last loop of ``outer_axes``' second
-    level, or of the second spatial level when there are no ``outer_axes``.
-    """
-    b = sch.get_block(block)
-    loops = sch.get_loops(b)
-    st = sch.state.stage(block)
-    n_s, n_r = structure.count("S"), structure.count("R")
-    s_levels: list[list] = [[] for _ in range(n_s)]
-    r_levels: list[list] = [[] for _ in range(n_r)]
-    in_outer: list[bool] = []  # per spatial axis, in loop order
-    extents = derive_extents(st)
-    for loop, name in zip(loops, st.leaves):
-        spatial = st.iters[name].kind == "spatial"
-        levels, n = (s_levels, n_s) if spatial else (r_levels, n_r)
-        if not spatial and (extents[name] <= SMALL_REDUCTION or n == 1):
-            r_levels[-1].append(loop)  # a window axis runs whole in the innermost level
-            continue
-        if spatial and padded and name in padded:
-            tiles_of, inner = sch.split(loop, [None, padded[name]])
-            tiles = sch.sample_perfect_tile(tiles_of, n=n - 1, max_innermost_factor=0)
-            parts = [*sch.split(tiles_of, tiles), inner]
-        else:
-            tiles = sch.sample_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST)
-            parts = sch.split(loop, tiles)
-        for level, part in zip(levels, parts):
-            level.append(part)
-        if spatial:
-            in_outer.append(name in outer_axes)
-    order = []
-    si = ri = 0
-    spatial_names = [n for n in st.leaves if st.iters[n].kind == "spatial"]
-    for ch in structure:
-        if ch == "S":
-            level = list(s_levels[si])
-            if vector_axis is not None and si == n_s - 1:
-                k = spatial_names.index(vector_axis)
-                level = level[:k] + level[k + 1 :] + [level[k]]
-            order += level
-            si += 1
-        else:
-            order += r_levels[ri]
-            ri += 1
-    n_axes = len(in_outer)
-    head = 2 * n_axes  # the loops of the first two spatial levels (structures start "SS")
-    pack_at = head - 1
-    if outer_axes:
-        first = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if in_outer[a]]
-        rest = [s_levels[lv][a] for lv in (0, 1) for a in range(n_axes) if not in_outer[a]]
-        order[:head] = first + rest
-        pack_at = len(first) - 1
-    sch.reorder(*order)
-    if fuse_consumer is not None and s_levels[1]:
-        sch.reverse_compute_at(sch.get_block(fuse_consumer), order[head - 1])
-    return pack_at
-
-
-def apply_pack(sch: Schedule, block: str, tensor: str, at: int) -> None:
-    """Read ``tensor`` through a "global" cache stage computed at loop ``at`` of ``block``
-    (see ``apply_multi_level_tiling(outer_axes=...)``): each iteration of that loop
-    copies the panel of ``tensor`` the loops inside it read, once, and they read it
-    contiguously."""
-    cache = sch.cache_read(sch.get_block(block), tensor, "global")
-    sch.compute_at(cache, sch.get_loops(sch.get_block(block))[at])
-
-
-def apply_transposed_pack(sch: Schedule, block: str, tensor: str, dim: int, at: int) -> object:
-    """``apply_pack`` of an input read transposed (``transposed_read``): the copy stores
-    ``dim`` last (``k[b, j, k]`` -> ``[b, k, j]``), so the vectorized loop of ``block``
-    reads it as contiguous vectors; the copy's loops run in its storage order (contiguous
-    writes). Returns ``block``'s handle."""
-    b = sch.get_block(block)
-    cache = sch.cache_read(b, tensor, "global")
-    ndim = len(sch.state.stage(sch.get(cache).name).op.axis)
-    perm = [d for d in range(ndim) if d != dim] + [dim]
-    sch.transform_layout(cache, ("write", 0), perm)
-    sch.compute_at(cache, sch.get_loops(b)[at])
-    copy_loops = sch.get_loops(cache)[-ndim:]
-    sch.reorder(*[copy_loops[d] for d in perm])
-    return b
-
-
-def apply_relayout_pack(
-    sch: Schedule, block: str, tensor: str, dim: int, axis: int, at: int
-) -> None:
-    """Copy the panel of ``tensor`` used inside loop ``at`` of ``block`` with its ``dim``
-    last (``kernel[ff, rc, ry, rx]`` -> ``[rc, ry, rx, ff]``, ``apply_transposed_pack``),
-    and store ``block``'s own result with its ``axis`` last, so the vectorized ``axis``
-    reads and writes contiguous vectors. The result is an intermediate (a fused or a
-    cache-write tile), whose layout is free."""
-    b = apply_transposed_pack(sch, block, tensor, dim, at)
-    n_axes = len(sch.state.stage(block).op.axis)
-    sch.transform_layout(b, ("write", 0), [a for a in range(n_axes) if a != axis] + [axis])
-
-
-def apply_cache_write(sch: Schedule, block: str) -> str:
-    """Add a local cache-write stage; returns the copy block to fuse into the tile."""
-    rv = sch.cache_write(sch.get_block(block), 0, "local")
-    return sch.get(rv).name
-
-
-def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
-    """Split the (single) reduction loop in two and rfactor one part."""
-    b = sch.get_block(block)
-    loops = sch.get_loops(b)
-    st = sch.state.stage(block)
-    red = [lp for lp, n in zip(loops, st.leaves) if st.iters[n].kind == "reduce"]
-    if len(red) > 1:
-        red = [sch.fuse(*red)]
-    tiles = sch.sample_perfect_tile(red[0], n=2, max_innermost_factor=MAX_INNERMOST)
-    ko, ki = sch.split(red[0], tiles)
-    sch.rfactor(ki if inner else ko, 0)
-
+from .tiling import (  # noqa: F401 - the tiling steps and their constants are part of this API
+    CPU_STRUCTURE,
+    MAX_INNERMOST,
+    PADDED_ROWS,
+    SMALL_REDUCTION,
+    UNROLL_CHOICES,
+    apply_cache_write,
+    apply_multi_level_tiling,
+    apply_pack,
+    apply_relayout_pack,
+    apply_rfactor,
+    apply_transposed_pack,
+    awkward_axes,
+)
 
 # --------------------------------------------------------------------------------------
 # Rules
@@ -326,36 +180,6 @@ def _mlt_alts(state, st):
 
     alts = [("tile", tiled), ("cache_write+tile", cached)]
     return _with_packing(state, st, alts) + _relayout_twins(state, st, alts, tiled_alone="tile")
-
-
-#: Rows of a register tile along an axis that is not vectorized, when that axis must be
-#: padded (``awkward_axes``)
-PADDED_ROWS = 4
-
-
-def awkward_axes(st: Stage, lanes: int) -> dict:
-    """{spatial axis: padded tile} for the axes of ``st`` whose extent no register tile
-    divides well: the last (vectorized) axis when no divisor in [lanes, MAX_INNERMOST]
-    divides it, another when none in [PADDED_ROWS, MAX_INNERMOST] does (197, a ViT's
-    tokens, is prime: its only tiles are 1 and 197). {} when the last axis is fine: the
-    other axes then have their usual tiles around a full vector."""
-    extents = derive_extents(st)
-    names = [iv.var.name for iv in st.op.axis]
-
-    def awkward(extent, tile: int) -> bool:
-        return (
-            isinstance(extent, int)
-            and extent > 2 * tile
-            and not any(tile <= d <= MAX_INNERMOST for d in divisors(extent))
-        )
-
-    if not names or not awkward(extents.get(names[-1]), lanes):
-        return {}
-    out = {names[-1]: lanes}
-    for name in names[:-1]:
-        if awkward(extents.get(name), PADDED_ROWS):
-            out[name] = PADDED_ROWS
-    return out
 
 
 def _padded_alts(state, st, lanes: int) -> list:

@@ -1,0 +1,189 @@
+"""Operators the other benches never tuned: shapes a new user brings, against PyTorch and numpy.
+
+    .venv/bin/python bench/bench_unseen.py --torch-site $TORCH_VENV/lib/python3.11/site-packages
+    .venv/bin/python bench/bench_unseen.py --ops bmm_vit,dense_tokens --trials 64 --seed 0
+
+``bench_ops.py`` holds the operators the search was developed on; these are the check
+that it was not fitted to them: prime and odd extents (a ViT's 197 tokens, CLIP's 77, a
+127 x 509 x 251 matmul), a dense layer on 4 tokens with 64 MiB of weights, a 7x7 stem
+convolution on 3 channels, a 32000-wide softmax, a log-softmax over 1000 classes, layer
+norms of 197 and 512 rows, pools and depthwise convolutions of MobileNet shapes. Each is
+tuned once (one thread, ``--trials``, ``--seed``), rebuilt, checked against numpy in
+float64 and timed on the process CPU clock (median) with PyTorch and numpy in the same
+run (``bench_ops``' timers). Printed per operator: our time, PyTorch's and numpy's time
+over ours (above 1: we are faster), the relative error, the tuning wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from bench_ops import load_torch, time_numpy, time_ours, time_torch, tune  # noqa: E402
+from ops_defs import Op, _np_conv, _t_conv  # noqa: E402
+
+
+def _conv(shape, kshape, stride, pad, depthwise=False):
+    def build(te, topi):
+        d, k = te.placeholder(shape, name="data"), te.placeholder(kshape, name="kernel")
+        if depthwise:
+            return [d, k, topi.nn.depthwise_conv2d_nchw(d, k, stride, pad, 1)]
+        return [d, k, topi.nn.conv2d_nchw(d, k, stride, pad, 1)]
+
+    return build
+
+
+def _matmul(m, k, n):
+    def build(te, topi):
+        a, b = te.placeholder((m, k), name="a"), te.placeholder((k, n), name="b")
+        return [a, b, topi.nn.matmul(a, b)]
+
+    return build
+
+
+def _bmm_nt(batch, tokens, depth):
+    def build(te, topi):
+        q = te.placeholder((batch, tokens, depth), name="q")
+        k = te.placeholder((batch, tokens, depth), name="k")
+        return [q, k, topi.nn.batch_matmul(q, k)]
+
+    return build
+
+
+def _dense(m, k, n):
+    def build(te, topi):
+        x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+        return [x, w, topi.nn.dense(x, w)]
+
+    return build
+
+
+def _softmax(rows, cols, log=False):
+    def build(te, topi):
+        x = te.placeholder((rows, cols), name="x")
+        return [x, (topi.nn.log_softmax if log else topi.nn.softmax)(x)]
+
+    return build
+
+
+def _layer_norm(rows, cols):
+    def build(te, topi):
+        x = te.placeholder((rows, cols), name="x")
+        g, b = te.placeholder((cols,), name="g"), te.placeholder((cols,), name="b")
+        return [x, g, b, topi.nn.layer_norm(x, g, b, axis=[-1])]
+
+    return build
+
+
+def _avg_pool(te, topi):
+    x = te.placeholder((1, 128, 56, 56), name="x")
+    return [x, topi.nn.pool2d(x, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "avg")]
+
+
+def _global_pool(te, topi):
+    x = te.placeholder((1, 2048, 7, 7), name="x")
+    return [x, topi.nn.global_pool(x, "avg")]
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _np_log_softmax(x):
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def _np_layer_norm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def _np_avg_pool(x):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).mean((3, 5))
+
+
+def _t_layer_norm(cols):
+    return lambda t, x, g, b: t.nn.functional.layer_norm(x, (cols,), g, b)
+
+
+OPS = [
+    Op("stem_conv", "conv", _conv((1, 3, 224, 224), (64, 3, 7, 7), 2, 3),
+       lambda d, w: _np_conv(d, w, 2, 3), _t_conv(2, 3), 2.0 * 64 * 112 * 112 * 3 * 49),
+    Op("conv5x5", "conv", _conv((1, 32, 28, 28), (64, 32, 5, 5), 1, 2),
+       lambda d, w: _np_conv(d, w, 1, 2), _t_conv(1, 2), 2.0 * 64 * 784 * 32 * 25),
+    Op("dw_s2_mobilenet", "conv", _conv((1, 96, 112, 112), (96, 1, 3, 3), 2, 1, True),
+       lambda d, w: _np_conv(d, w, 2, 1, groups=96), _t_conv(2, 1, groups=96),
+       2.0 * 96 * 56 * 56 * 9),
+    Op("dw5x5", "conv", _conv((1, 72, 28, 28), (72, 1, 5, 5), 1, 2, True),
+       lambda d, w: _np_conv(d, w, 1, 2, groups=72), _t_conv(1, 2, groups=72),
+       2.0 * 72 * 784 * 25),
+    Op("mm_odd", "gemm", _matmul(127, 509, 251), lambda a, b: a @ b,
+       lambda t, a, b: a @ b, 2.0 * 127 * 509 * 251),
+    Op("mm127", "gemm", _matmul(127, 127, 127), lambda a, b: a @ b,
+       lambda t, a, b: a @ b, 2.0 * 127**3),
+    Op("bmm_vit", "batch_gemm", _bmm_nt(12, 197, 64), lambda q, k: q @ k.transpose(0, 2, 1),
+       lambda t, q, k: q @ k.transpose(1, 2), 2.0 * 12 * 197 * 197 * 64),
+    Op("bmm_clip", "batch_gemm", _bmm_nt(8, 77, 64), lambda q, k: q @ k.transpose(0, 2, 1),
+       lambda t, q, k: q @ k.transpose(1, 2), 2.0 * 8 * 77 * 77 * 64),
+    Op("dense_tokens", "gemv", _dense(4, 4096, 4096), lambda x, w: x @ w.T,
+       lambda t, x, w: t.nn.functional.linear(x, w), 2.0 * 4 * 4096 * 4096),
+    Op("softmax_vocab", "softmax", _softmax(32, 32000), _np_softmax,
+       lambda t, x: t.softmax(x, -1), 4.0 * 32 * 32000),
+    Op("log_softmax", "softmax", _softmax(64, 1000, log=True), _np_log_softmax,
+       lambda t, x: t.log_softmax(x, -1), 4.0 * 64 * 1000),
+    Op("ln_vit", "layer_norm", _layer_norm(197, 768), _np_layer_norm, _t_layer_norm(768),
+       8.0 * 197 * 768),
+    Op("ln_1024", "layer_norm", _layer_norm(512, 1024), _np_layer_norm, _t_layer_norm(1024),
+       8.0 * 512 * 1024),
+    Op("avgpool2", "pool", _avg_pool, _np_avg_pool,
+       lambda t, x: t.nn.functional.avg_pool2d(x, 2, 2), 4.0 * 128 * 28 * 28),
+    Op("global_pool", "pool", _global_pool, lambda x: x.mean((2, 3), keepdims=True),
+       lambda t, x: x.mean((2, 3), keepdim=True), 2048 * 49.0),
+]  # fmt: skip
+BY_NAME = {op.name: op for op in OPS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Tune and time each operator (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--ops", default=",".join(BY_NAME))
+    ap.add_argument("--trials", type=int, default=64)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--torch-site", default=None)
+    args = ap.parse_args(argv)
+    torch = load_torch(args.torch_site)
+    if torch is not None:
+        torch.set_num_threads(1)
+    print(f"load: {os.getloadavg()}; torch: {getattr(torch, '__version__', 'not importable')}")
+    head = ("operator", "ours us", "torch", "numpy", "rel err", "tune s")
+    print(" ".join(f"{h:{w}}" for h, w in zip(head, ("18s", ">9s", ">6s", ">7s", ">8s", ">6s"))))
+    worst = 0.0
+    for name in args.ops.split(","):
+        op = BY_NAME[name]
+        task, snaps, _ = tune(op, 1, [args.trials], args.seed, None)
+        trace, _cost, wall, _invalid = snaps[args.trials]
+        ours = time_ours(task, trace, 1, op)
+        t_ours = ours.get("ours_cpu_s", ours["ours_s"])
+        t_torch = time_torch(torch, op, task.args, 1)
+        t_numpy = time_numpy(op, task.args, 1)
+        vs_torch = f"{t_torch['cpu_s'] / t_ours:5.2f}x" if t_torch else "    -"
+        vs_numpy = t_numpy["cpu_s"] / t_ours
+        worst = max(worst, ours["rel_error"])
+        print(f"{name:18s} {t_ours * 1e6:9.1f} {vs_torch:>6s} {vs_numpy:6.2f}x "
+              f"{ours['rel_error']:8.1e} {wall:6.0f}", flush=True)  # fmt: skip
+    print(f"load: {os.getloadavg()}")
+    return 0 if worst < 1e-3 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
