@@ -132,6 +132,30 @@ def packable_read(state: State, st: Stage) -> str | None:
     return None
 
 
+def _strided_along(state: State, st: Stage, axis: int) -> bool:
+    """Whether every input read that moves with output ``axis`` steps over elements along
+    it (a stride-2 convolution reads ``x[..., 2 * xx + rx]``): vectors along it gather."""
+    var = st.op.axis[axis].var
+    moving = [
+        index[-1]
+        for p in state.stages.values()
+        if p is not st
+        for index in effective_reads(state, st, p)
+        if index and var in E.free_vars(index[-1])
+    ]
+    return bool(moving) and all(_coefficient(i, var) not in (0, 1) for i in moving)
+
+
+def _coefficient(e: E.PrimExpr, var: E.Var) -> int | None:
+    """The constant ``var`` is multiplied by in ``e``, when ``e`` is linear in it."""
+    from ..ir.simplify import linear_form  # noqa: PLC0415 - ir is below search
+
+    form = linear_form(e)
+    if form is None:
+        return None
+    return sum(c for t, c in form[0].items() if t is var)
+
+
 def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
     """The input to repack so that ``st`` can vectorize a spatial axis other than its
     innermost one: ``(tensor, its dim, st's axis)``.
@@ -147,7 +171,9 @@ def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
     if not st.op.reduce_axis or len(st.op.axis) < 2:
         return None
     last = len(st.op.axis) - 1
-    if not isinstance(st.op.shape[last], int) or st.op.shape[last] % VECTOR_ROW == 0:
+    if not isinstance(st.op.shape[last], int):
+        return None
+    if st.op.shape[last] % VECTOR_ROW == 0 and not _strided_along(state, st, last):
         return None
     axis_pos = {iv.var: a for a, iv in enumerate(st.op.axis)}
     reduce_vars = {iv.var for iv in st.op.reduce_axis}
