@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from workloads import TARGET, fast_options, fast_policy
+from workloads import TARGET, fast_options, fast_policy, matmul
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, tir
@@ -26,11 +26,7 @@ from ansor_lab.errors import (
 @auto_scheduler.register_workload
 def hostile_mm(n):
     """A small matmul, registered under its name."""
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    return [A, B, C]
+    return matmul(n)
 
 
 @auto_scheduler.register_workload

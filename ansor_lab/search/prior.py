@@ -51,6 +51,7 @@ from ..ir.index_values import evaluate
 from ..ir.simplify import linear_form
 from ..ir.visitor import walk_stmts
 from .loopnest import LoopNestWalker
+from .stage_analysis import gathers_along
 
 #: Independent accumulators needed to hide the multiply-add latency.
 LATENCY_ACCUMULATORS = 8
@@ -282,18 +283,7 @@ class _PriorWalker(LoopNestWalker):
     @staticmethod
     def _gathers(ld: N.BufferLoad | N.BufferStore, vec) -> bool:
         """Whether an access's elements along the vectorized loop are not contiguous."""
-        flat = ld.indices[-1] if ld.indices else None
-        if flat is None:
-            return False
-        for idx in ld.indices[:-1]:  # the loop in an outer dimension: a strided access
-            if vec.var in E.free_vars(idx):
-                return True
-        form = linear_form(flat)
-        if form is None:
-            return vec.var in E.free_vars(flat)
-        coeff = sum(c for t, c in form[0].items() if t is vec.var)
-        others = [t for t in form[0] if t is not vec.var and vec.var in E.free_vars(t)]
-        return bool(others) or coeff not in (0, 1)
+        return gathers_along(ld.indices, vec.var)
 
 
 def _index_vars(ld: N.BufferLoad) -> set:

@@ -30,6 +30,8 @@ last round, which the code generator reads with a masked load.
 
 from __future__ import annotations
 
+import math
+
 from ..codegen.horizontal_reduce import HORIZONTAL, REASSOCIATE, RECIPROCAL
 from ..dsl import dtypes, expr as E
 from ..errors import ScheduleError
@@ -128,10 +130,9 @@ def _few_rows(st: Stage) -> bool:
     """Whether ``st`` has at most ``FEW_ROWS`` output rows of ``FEW_ROWS_MIN_LAST``
     outputs or more (a dense layer on a few tokens)."""
     extents = [int(iv.dom.extent) for iv in st.op.axis]
-    rows = 1
-    for e in extents[:-1]:
-        rows *= e
-    return bool(extents) and rows <= FEW_ROWS and extents[-1] >= FEW_ROWS_MIN_LAST
+    return (
+        bool(extents) and math.prod(extents[:-1]) <= FEW_ROWS and extents[-1] >= FEW_ROWS_MIN_LAST
+    )
 
 
 def vector_reduction(

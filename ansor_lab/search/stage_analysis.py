@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
+from ..ir.simplify import linear_form
 from ..schedule.state import Stage, State, effective_consumers, effective_reads
 
 #: Smallest row (in bytes) of a tensor worth packing: from 1 KiB on, the rows of a tile
@@ -132,28 +133,35 @@ def packable_read(state: State, st: Stage) -> str | None:
     return None
 
 
+def gathers_along(indices: tuple, var: E.Var) -> bool:
+    """Whether an access's elements along ``var`` are not contiguous: ``var`` in an outer
+    dimension, in a non-linear term of the last, or with a step other than 0 or 1 there
+    (a stride-2 convolution's ``x[..., 2 * xx + rx]``)."""
+    if not indices:
+        return False
+    if any(var in E.free_vars(i) for i in indices[:-1]):
+        return True
+    flat = indices[-1]
+    form = linear_form(flat)
+    if form is None:
+        return var in E.free_vars(flat)
+    step = sum(c for t, c in form[0].items() if t is var)
+    nonlinear = any(t is not var and var in E.free_vars(t) for t in form[0])
+    return nonlinear or step not in (0, 1)
+
+
 def _strided_along(state: State, st: Stage, axis: int) -> bool:
-    """Whether every input read that moves with output ``axis`` steps over elements along
-    it (a stride-2 convolution reads ``x[..., 2 * xx + rx]``): vectors along it gather."""
+    """Whether every input read whose contiguous (last) index moves with output ``axis``
+    steps over elements along it: vectors along the axis would gather."""
     var = st.op.axis[axis].var
     moving = [
-        index[-1]
+        index[-1:]
         for p in state.stages.values()
         if p is not st
         for index in effective_reads(state, st, p)
         if index and var in E.free_vars(index[-1])
     ]
-    return bool(moving) and all(_coefficient(i, var) not in (0, 1) for i in moving)
-
-
-def _coefficient(e: E.PrimExpr, var: E.Var) -> int | None:
-    """The constant ``var`` is multiplied by in ``e``, when ``e`` is linear in it."""
-    from ..ir.simplify import linear_form  # noqa: PLC0415 - ir is below search
-
-    form = linear_form(e)
-    if form is None:
-        return None
-    return sum(c for t, c in form[0].items() if t is var)
+    return bool(moving) and all(gathers_along(last, var) for last in moving)
 
 
 def relayout_read(state: State, st: Stage) -> tuple[str, int, int] | None:
