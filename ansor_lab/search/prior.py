@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 
+from ..codegen.access import strided_load_ok, vector_chunks
 from ..dsl import dtypes, expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..ir import nodes as N
@@ -189,7 +190,9 @@ class _PriorWalker(LoopNestWalker):
             else:
                 # a sliding window (rows ``i + di`` of a depthwise convolution) unrolled
                 # reads each element at several steps: LLVM loads it once and keeps it live
-                window = self._window_vectors(s, loops[first : reduction[-1] + 1], tile, vec)
+                window = self._window_vectors(
+                    s, loops[first : reduction[-1] + 1], tile, vec, accumulators
+                )
                 if accumulators + window > room:
                     eff *= room / (accumulators + window)
             unrolled = _unrolled_steps(loops)
@@ -216,7 +219,10 @@ class _PriorWalker(LoopNestWalker):
             # tighter one sets its speed (a lone accumulator waits on its chain, whatever
             # its loads)
             eff *= min(latency, ports)
-        elif vec is not None and any(self._gathers(x, vec) for x in [s, *_loads_of(s)]):
+        elif vec is not None and (
+            self._gathers(s, vec)
+            or any(self._gathers(x, vec) and not _strided(x, vec) for x in _loads_of(s))
+        ):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
         if self.cores > 1:
@@ -240,9 +246,16 @@ class _PriorWalker(LoopNestWalker):
         self.work += weight
         self.time += weight / min(1.0, ideal / spent)
 
-    def _window_vectors(self, s: N.BufferStore, run: list, tile: list, vec) -> float:
+    def _window_vectors(
+        self, s: N.BufferStore, run: list, tile: list, vec, accumulators: int = 1
+    ) -> float:
         """Operand vectors live across a short run of reduction loops (straight code once
         unrolled, by the budget or by LLVM) that reads the same elements at several steps.
+        LLVM unrolls the window's loops only while the body stays within
+        ``UNROLLED_BODY`` multiply-adds (``accumulators`` per step): a grouped
+        convolution's 16-accumulator tile keeps its 3-step inner loop as straight code,
+        not the 9-step window (counted whole, its 8 x 28 tiles ranked 0.7x the 4 x 28
+        tiles they ran 1.14x faster than).
 
         A depthwise convolution's 7-row x 14-lane tile under its 3x3 window reads 9 rows x
         3 shifts = 27 vectors, each at up to 3 steps: with its 7 accumulators, 34 live
@@ -253,7 +266,7 @@ class _PriorWalker(LoopNestWalker):
         tiles (vectors along the output channels, the fastest) 0.6x down."""
         window, steps = [], 1
         for lp in reversed(run):
-            if steps * lp.extent > WINDOW_STEPS:
+            if steps * lp.extent > WINDOW_STEPS or steps * lp.extent * accumulators > UNROLLED_BODY:
                 break
             window.append(lp)
             steps *= lp.extent
@@ -277,13 +290,32 @@ class _PriorWalker(LoopNestWalker):
         used = _index_vars(ld)
         n = float(_distinct(ld.indices, [lp for lp in tile if lp is not vec and lp.var in used]))
         if vec is not None and vec.var in used:
-            n *= math.ceil(vec.extent / self.lanes) if not self._gathers(ld, vec) else vec.extent
+            step = _strided(ld, vec) if self._gathers(ld, vec) else 1
+            if step:  # contiguous, or the span of a strided load and its shuffle
+                n *= math.ceil(vec.extent * step / self.lanes) + (step > 1)
+            else:
+                n *= vec.extent
         return n
 
     @staticmethod
     def _gathers(ld: N.BufferLoad | N.BufferStore, vec) -> bool:
         """Whether an access's elements along the vectorized loop are not contiguous."""
         return gathers_along(ld.indices, vec.var)
+
+
+def _strided(ld: N.BufferLoad, vec) -> int:
+    """The element step between lanes of a load that codegen reads as one span and a
+    shuffle (``codegen.access.strided_load_ok``: a stride-2 convolution's or pooling's
+    input), else 0. Counted as a gather (one load per lane), a stride-2 depthwise
+    convolution's 8-lane tiles ranked below 2-lane ones that ran 2.1x slower."""
+    if any(vec.var in E.free_vars(i) for i in ld.indices[:-1]):
+        return 0
+    form = linear_form(ld.indices[-1])
+    if form is None or any(t is not vec.var and vec.var in E.free_vars(t) for t in form[0]):
+        return 0
+    step = form[0].get(vec.var, 0)
+    lanes = max(width for _, width in vector_chunks(vec.extent))
+    return step if isinstance(step, int) and strided_load_ok(step, ld.buffer.dtype, lanes) else 0
 
 
 def _index_vars(ld: N.BufferLoad) -> set:
