@@ -422,23 +422,40 @@ def test_output_channels_of_one_group_share_their_input_loads(compute_only):
     assert prior._distinct((ff * 4 + rc,), loops) == 8  # linear: one element per point
 
 
-def _depthwise_tile(rows: int, width: int) -> float:
-    """The score of a depthwise convolution whose register tile is ``rows`` rows x
-    ``width`` lanes under its 3x3 window (the window left to LLVM: budget 16)."""
+def _depthwise(
+    shape: tuple,
+    rows: int,
+    width: int,
+    stride: int = 1,
+    padded_at: str | None = "j0",
+    unroll: int = 16,
+) -> float:
+    """The score of a 3x3 depthwise convolution over ``shape`` whose register tile is
+    ``rows`` rows x ``width`` lanes under its window, its padded input copied per tile
+    (``padded_at="j0"``), per channel (``"c"``) or inlined (None)."""
     from ansor_lab import topi  # noqa: PLC0415
 
-    data = te.placeholder((1, 8, 28, 32), name="data")
-    kernel = te.placeholder((8, 1, 3, 3), name="kernel")
-    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
+    data = te.placeholder(shape, name="data")
+    kernel = te.placeholder((shape[1], 1, 3, 3), name="kernel")
+    out = topi.nn.depthwise_conv2d_nchw(data, kernel, stride, 1, 1)
     sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
     n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, width])
     sch.reorder(n, c, i0, j0, di, dj, i1, j1)
-    sch.compute_at(sch.get_block("PaddedInput"), j0)
+    pad = sch.get_block("PaddedInput")
+    if padded_at is None:
+        sch.compute_inline(pad)
+    else:
+        sch.compute_at(pad, {"j0": j0, "c": c}[padded_at])
     sch.vectorize(j1)
-    sch.annotate(n, "pragma_auto_unroll_max_step", 16)
+    sch.annotate(n, "pragma_auto_unroll_max_step", unroll)
     return _score(sch)
+
+
+def _depthwise_tile(rows: int, width: int) -> float:
+    """``rows`` x ``width`` lanes under the window left to LLVM (budget 16)."""
+    return _depthwise((1, 8, 28, 32), rows, width)
 
 
 def test_a_sliding_window_keeps_its_rows_live(compute_only):
@@ -473,22 +490,8 @@ def test_a_stride_two_read_is_a_span_and_a_shuffle_not_a_gather(compute_only):
 
 
 def _stride2_depthwise(width: int) -> float:
-    """A stride-2 3x3 depthwise convolution (padding inlined) whose register tile is 2
-    rows x ``width`` lanes along the strided output columns."""
-    from ansor_lab import topi  # noqa: PLC0415
-
-    data = te.placeholder((1, 8, 32, 64), name="data")
-    kernel = te.placeholder((8, 1, 3, 3), name="kernel")
-    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 2, 1, 1)
-    sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
-    sch.compute_inline(sch.get_block("PaddedInput"))
-    n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
-    i0, i1 = sch.split(i, [None, 2])
-    j0, j1 = sch.split(j, [None, width])
-    sch.reorder(n, c, i0, j0, di, dj, i1, j1)
-    sch.vectorize(j1)
-    sch.annotate(n, "pragma_auto_unroll_max_step", 64)
-    return _score(sch)
+    """Stride 2 (padding inlined), 2 rows x ``width`` lanes along the strided columns."""
+    return _depthwise((1, 8, 32, 64), 2, width, stride=2, padded_at=None, unroll=64)
 
 
 def test_a_stride_two_convolution_ranks_full_vectors_first():
@@ -512,23 +515,9 @@ def test_a_window_too_long_to_unroll_keeps_only_its_inner_steps_live(compute_onl
 
 
 def _depthwise_4x14(padded_per_tile: bool) -> float:
-    """A 3x3 depthwise convolution over 28 x 28 channels, register tile 4 rows x 14 lanes,
-    its padded input copied per tile (rows of 14 + 2 = 16 floats, one cache line) or
-    per channel (rows of 30 floats)."""
-    from ansor_lab import topi  # noqa: PLC0415
-
-    data = te.placeholder((1, 8, 28, 28), name="data")
-    kernel = te.placeholder((8, 1, 3, 3), name="kernel")
-    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
-    sch = tir.Schedule(te.create_prim_func([data, kernel, out]))
-    n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
-    i0, i1 = sch.split(i, [None, 4])
-    j0, j1 = sch.split(j, [None, 14])
-    sch.reorder(n, c, i0, j0, di, dj, i1, j1)
-    sch.compute_at(sch.get_block("PaddedInput"), j0 if padded_per_tile else c)
-    sch.vectorize(j1)
-    sch.annotate(n, "pragma_auto_unroll_max_step", 64)
-    return _score(sch)
+    """4 rows x 14 lanes over 28 x 28 channels, the padded input copied per tile (rows of
+    14 + 2 = 16 floats, one cache line) or per channel (rows of 30 floats)."""
+    return _depthwise((1, 8, 28, 28), 4, 14, padded_at="j0" if padded_per_tile else "c", unroll=64)
 
 
 def test_a_load_across_a_cache_line_costs_two(compute_only):
