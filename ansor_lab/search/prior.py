@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from ..codegen.access import flat_index, strided_load_ok, vector_chunks
+from ..codegen.access import flat_index, load_stride, strided_load_ok, vector_chunks
 from ..dsl import dtypes, expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..ir import nodes as N
@@ -221,8 +221,7 @@ class _PriorWalker(LoopNestWalker):
             # its loads)
             eff *= min(latency, ports)
         elif vec is not None and (
-            self._gathers(s, vec)
-            or any(self._gathers(x, vec) and not _strided(x, vec) for x in _loads_of(s))
+            self._gathers(s, vec) or any(_gathered(x, vec) for x in _loads_of(s))
         ):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
@@ -291,16 +290,17 @@ class _PriorWalker(LoopNestWalker):
         used = _index_vars(ld)
         n = float(_distinct(ld.indices, [lp for lp in tile if lp is not vec and lp.var in used]))
         if vec is not None and vec.var in used:
-            step = _strided(ld, vec) if self._gathers(ld, vec) else 1
+            step, form = _lane_step(ld, vec)
             if step == 1:  # contiguous: a load that straddles a cache line is two
-                n *= math.ceil(vec.extent / self.lanes) * (1.0 + self._split_share(ld, vec))
-            elif step:  # the span of a strided load, and its shuffle
-                n *= math.ceil(vec.extent * step / self.lanes) + 1
-            else:
+                share = self._split_share(form, ld.buffer.dtype, vec)
+                n *= math.ceil(vec.extent / self.lanes) * (1.0 + share)
+            elif step and _span_load(step, ld.buffer.dtype, vec):
+                n *= math.ceil(vec.extent * step / self.lanes) + 1  # the span, a shuffle
+            elif step != 0:  # a gather (step 0: every lane reads one element)
                 n *= vec.extent
         return n
 
-    def _split_share(self, ld: N.BufferLoad, vec) -> float:
+    def _split_share(self, form: tuple, dtype: str, vec) -> float:
         """Share of a contiguous operand's vector loads that straddle a 64-byte cache
         line (two loads each), over the values of the loops around; buffers start
         line-aligned. A depthwise convolution's 4 x 14-lane tile reading a padded copy
@@ -309,10 +309,7 @@ class _PriorWalker(LoopNestWalker):
         prior ranked them alike, and over 2,638 measured programs of 19 operators this
         raised the mean rank correlation from 0.47 to 0.50 (depthwise: 0.53 to 0.74, the
         fastest of the prior's first five programs 1.38x to 1.04x the fastest of all)."""
-        line = max(1, 64 // max(1, dtypes.itemsize(ld.buffer.dtype)))
-        form = linear_form(flat_index(ld.buffer, ld.indices))
-        if form is None:
-            return 0.0
+        line = max(1, 64 // max(1, dtypes.itemsize(dtype)))
         terms, const = form
         extents = {lp.var: lp.extent for lp in self.loops}
         residues = {int(const) % line} if isinstance(const, int) else set(range(line))
@@ -339,19 +336,27 @@ class _PriorWalker(LoopNestWalker):
         return gathers_along(ld.indices, vec.var)
 
 
-def _strided(ld: N.BufferLoad, vec) -> int:
-    """The element step between lanes of a load that codegen reads as one span and a
-    shuffle (``codegen.access.strided_load_ok``: a stride-2 convolution's or pooling's
-    input), else 0. Counted as a gather (one load per lane), a stride-2 depthwise
-    convolution's 8-lane tiles ranked below 2-lane ones that ran 2.1x slower."""
-    if any(vec.var in E.free_vars(i) for i in ld.indices[:-1]):
-        return 0
-    form = linear_form(ld.indices[-1])
-    if form is None or any(t is not vec.var and vec.var in E.free_vars(t) for t in form[0]):
-        return 0
-    step = form[0].get(vec.var, 0)
+def _lane_step(ld: N.BufferLoad, vec) -> tuple:
+    """(elements between the lanes of a load along ``vec``, or None where that is not a
+    constant; the linear form of its flat index): what codegen reads its access kind from
+    (``codegen.access.load_stride``)."""
+    form = linear_form(flat_index(ld.buffer, ld.indices))
+    return load_stride(form, vec.var, {vec.var}), form
+
+
+def _span_load(step: int | None, dtype: str, vec) -> bool:
+    """Whether codegen reads lanes ``step`` elements apart as one span and a shuffle
+    (``codegen.access.strided_load_ok``: 2-4 apart, a stride-2 convolution's or pooling's
+    input). Counted as a gather (one load per lane), a stride-2 depthwise convolution's
+    8-lane tiles ranked below 2-lane ones that ran 2.1x slower."""
     lanes = max(width for _, width in vector_chunks(vec.extent))
-    return step if isinstance(step, int) and strided_load_ok(step, ld.buffer.dtype, lanes) else 0
+    return step is not None and strided_load_ok(step, dtype, lanes)
+
+
+def _gathered(ld: N.BufferLoad, vec) -> bool:
+    """Whether a load inside ``vec`` reads its lanes element by element."""
+    step = _lane_step(ld, vec)[0]
+    return step not in (0, 1) and not _span_load(step, ld.buffer.dtype, vec)
 
 
 def _index_vars(ld: N.BufferLoad) -> set:
