@@ -24,6 +24,7 @@ from ..errors import (
 from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
 from . import foreign as _foreign
+from .data_address import data_address
 from .ndarray import Device, as_numpy_view, cpu
 
 
@@ -154,7 +155,7 @@ class Module:
                 )
             if written and not flags.writeable:
                 raise RuntimeArgumentError(f"output argument {name!r} is read-only")
-            ptrs.append(arr.ctypes.data)
+            ptrs.append(data_address(arr))
         # C-contiguous arrays share memory exactly when their byte ranges overlap
         for i, j in self._pairs:
             lo, hi = ptrs[i], ptrs[j]
