@@ -189,6 +189,33 @@ class SamplingSteps:
         # (trying compute_at on each would cost a bound inference per loop)
         return [(c.name, lp) for lp in c.leaves]
 
+    def _drawable_locations(self, block: Any) -> list[int]:
+        """The consumer loops a draw may pick, by TVM's rules (``CollectComputeLocation``):
+        no loop of extent 1 (the same place as the loop around it), none after a
+        reduction loop once a spatial loop follows it, and no reduction loop after the
+        last spatial one (inside a row sum's lane loop, a vector partial sum would be
+        computed one lane at a time). A recorded decision may still name any loop."""
+        b = self._block(block, "sample_compute_location")
+        consumers = [c for c in self.state.consumers(b) if not c.is_inlined]
+        if len(consumers) != 1:
+            return []
+        c = consumers[0]
+        extents = derive_extents(c)
+        spatial = [c.iters[lp].kind == "spatial" for lp in c.leaves]
+        last_spatial = max((k for k, sp in enumerate(spatial) if sp), default=-1)
+        drawable, seen_reduce = [], False
+        for k, (lp, sp) in enumerate(zip(c.leaves, spatial)):
+            if extents.get(lp) == 1:
+                continue
+            if sp and seen_reduce:
+                break
+            if not sp:
+                seen_reduce = True
+                if k > last_spatial:
+                    break
+            drawable.append(k)
+        return drawable
+
     @instruction(
         "SampleComputeLocation",
         inputs=("block",),
@@ -201,7 +228,9 @@ class SamplingSteps:
 
         The candidates are the loops of the block's single consumer; pass the returned location to
         ``compute_at``, which then computes the block there (or inlines it, or leaves it at the
-        root). The decision is recorded in the trace.
+        root). The decision is recorded in the trace. A draw skips the loops TVM's
+        SampleComputeLocation skips (extent 1, and reduction loops inside the consumer's
+        spatial ones); a given decision may name any of them.
 
         Example
         -------
@@ -260,13 +289,15 @@ class SamplingSteps:
             and not self.state.attached_to(st.name)
             and bool(self.state.consumers(st.name))
         )
-        choices = ([-2] if inlinable else []) + [-1] + list(range(len(cands)))
+        places = ([-2] if inlinable else []) + [-1]
+        choices = places + self._drawable_locations(block)
         self.location_choices.append(tuple(choices))
         if decision is None:
             decision = self._rng.choice(choices)
-        if decision not in choices:
+        if decision not in places and not 0 <= decision < len(cands):
             raise ScheduleError(
-                f"sample_compute_location: decision {decision} is not one of {choices}"
+                f"sample_compute_location: decision {decision} is not one of "
+                f"{places + list(range(len(cands)))}"
             )
         value = INLINE if decision == -2 else ROOT if decision == -1 else cands[decision]
         return self._step(

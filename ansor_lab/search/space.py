@@ -174,8 +174,9 @@ class SearchSpace:
                 decisions = list(cand.decisions)
                 decisions[pos] = freeze(new)
                 if inst.kind == "SampleComputeLocation":
+                    # a later place the move took away goes to the root; one no schedule
+                    # has refused yet (rstd inline once sum2 moved inside it) is redrawn
                     self._repair_later_locations(cand.sketch, pos, decisions)
-                    return Candidate(cand.sketch, tuple(decisions))
                 return self.repair(Candidate(cand.sketch, tuple(decisions)), after=pos)
         return None
 

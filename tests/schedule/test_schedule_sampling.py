@@ -192,6 +192,33 @@ def test_sample_compute_location_draws_only_legal_choices():
         sch.sample_compute_location(sch.get_block("C"), decision=-2)
 
 
+def test_sample_compute_location_draws_tvm_candidates_and_replays_any_loop():
+    """Draws skip the consumer's loops of extent 1 and its reduction loops inside its
+    spatial ones, as TVM's SampleComputeLocation; a recorded decision may name them."""
+    A = te.placeholder((4, 1, 64), name="A")
+    B = te.compute((4, 1, 64), lambda i, u, k: A[i, u, k] * 2.0, name="B")
+    k = te.reduce_axis((0, 64), name="k")
+    S = te.compute((4, 1), lambda i, u: te.sum(B[i, u, k], axis=k), name="S")
+    func = te.create_prim_func([A, S])
+    seen = set()
+    for seed in range(30):
+        sch = tir.Schedule(func, seed=seed)
+        loc = sch.sample_compute_location(sch.get_block("B"))
+        seen.add(sch.trace.insts[-1].decision)
+        sch.compute_at(sch.get_block("B"), loc)
+    # S's loops are i, u (extent 1) and k (a reduction after the last spatial loop)
+    assert seen == {-2, -1, 0}
+    assert sch.location_choices[-1] == (-2, -1, 0)
+    for decision in (1, 2):  # still places, when a trace names them
+        sch = tir.Schedule(func, seed=0)
+        b = sch.get_block("B")
+        sch.compute_at(b, sch.sample_compute_location(b, decision=decision))
+        check(sch, [A, S])
+    with pytest.raises(ScheduleError, match=r"decision 3 is not one of \[-2, -1, 0, 1, 2\]"):
+        sch = tir.Schedule(func)
+        sch.sample_compute_location(sch.get_block("B"), decision=3)
+
+
 def test_copy_is_independent_and_keeps_handles_and_generator():
     A, B, C = matmul()
     sch = schedule([A, B, C], seed=9)

@@ -263,6 +263,36 @@ def test_multicore_target_samples_a_parallel_depth():
     assert [a.arg("ann_key") for a in sk1.trace.insts if a.kind == "Annotate"] == ["ansor.unroll"]
 
 
+def _group_norm():
+    x = te.placeholder((1, 64, 8, 8), name="x")
+    g, b = te.placeholder((64,), name="g"), te.placeholder((64,), name="b")
+    return [x, g, b, topi.nn.group_norm(x, g, b, 8, 1, [2, 3])]
+
+
+def test_a_stage_sampled_to_the_root_runs_in_parallel():
+    """A stage whose place is sampled has parallel and unroll decisions wherever the
+    sketch put it: a sample that moves it to the root runs it on every core (a group
+    norm's second pass, left at the root without them, ran serial on two cores)."""
+    policy = fast_policy(make_task(_group_norm(), "llvm -num-cores=4"))
+    space, moved = policy.space, 0
+    for k in range(len(space.sketches)):
+        cand, _ = space.sample(k)
+        for p, inst in enumerate(space._kinds[k]):
+            if inst.kind != "SampleComputeLocation":
+                continue
+            decisions = list(cand.decisions)
+            decisions[p] = -1  # the root
+            sch = space.try_schedule(type(cand)(k, tuple(decisions)))
+            if sch is None:  # a later place refused this one: not the case under test
+                continue
+            script = sch.mod.script()
+            root_nests = re.findall(r"^    for (.*)$", script, flags=re.M)
+            assert all("T.parallel" in ln for ln in root_nests), script
+            check_numeric(sch, sch.args)
+            moved += 1
+    assert moved >= 4
+
+
 def test_sketches_are_deterministic():
     a = sketches_of(softmax())
     b = sketches_of(softmax())
