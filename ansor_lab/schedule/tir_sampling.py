@@ -294,7 +294,7 @@ class SamplingSteps:
         self.location_choices.append(tuple(choices))
         if decision is None:
             decision = self._rng.choice(choices)
-        if decision not in places and not 0 <= decision < len(cands):
+        if not _is_int(decision) or (decision not in places and not 0 <= decision < len(cands)):
             raise ScheduleError(
                 f"sample_compute_location: decision {decision} is not one of "
                 f"{places + list(range(len(cands)))}"

@@ -214,9 +214,10 @@ def test_sample_compute_location_draws_tvm_candidates_and_replays_any_loop():
         b = sch.get_block("B")
         sch.compute_at(b, sch.sample_compute_location(b, decision=decision))
         check(sch, [A, S])
-    with pytest.raises(ScheduleError, match=r"decision 3 is not one of \[-2, -1, 0, 1, 2\]"):
+    for bad in (3, 1.0, "0"):  # a hand-edited trace: our error, never a TypeError
         sch = tir.Schedule(func)
-        sch.sample_compute_location(sch.get_block("B"), decision=3)
+        with pytest.raises(ScheduleError, match=r"is not one of \[-2, -1, 0, 1, 2\]"):
+            sch.sample_compute_location(sch.get_block("B"), decision=bad)
 
 
 def test_copy_is_independent_and_keeps_handles_and_generator():
