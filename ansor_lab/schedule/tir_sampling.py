@@ -8,6 +8,7 @@ mutates programs.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -161,14 +162,14 @@ class SamplingSteps:
                             T.writes(B[v_i, v_j])
                             B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
         """
-        candidates = [int(c) for c in candidates]
-        probs = [float(p) for p in probs]
-        if len(candidates) != len(probs) or not candidates:
-            raise ScheduleError("sample_categorical: candidates and probs must have one length")
+        candidates, probs = _categorical_args(candidates, probs)
         if decision is None:
             decision = _draw_categorical(self._rng, probs)
-        if not 0 <= int(decision) < len(candidates):
-            raise ScheduleError(f"sample_categorical: decision {decision} out of range")
+        if not _is_int(decision) or not 0 <= int(decision) < len(candidates):
+            raise ScheduleError(
+                f"sample_categorical: decision {decision!r} out of range: it is an index of "
+                f"the {len(candidates)} candidates, an int from 0 to {len(candidates) - 1}"
+            )
         d = int(decision)
         return self._step(
             "SampleCategorical",
@@ -311,3 +312,26 @@ class SamplingSteps:
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _categorical_args(candidates: Any, probs: Any) -> tuple[list[int], list[float]]:
+    """``sample_categorical``'s candidates as ints and probs as weights, or our error."""
+    try:
+        candidates, probs = list(candidates), list(probs)
+    except TypeError:
+        raise ScheduleError("sample_categorical: candidates and probs are lists") from None
+    if not candidates or len(candidates) != len(probs):
+        raise ScheduleError(
+            f"sample_categorical: candidates and probs must have one length, got "
+            f"{len(candidates)} and {len(probs)}: give one probability per candidate"
+        )
+    if not all(_is_int(c) or (isinstance(c, float) and c.is_integer()) for c in candidates):
+        raise ScheduleError(f"sample_categorical: candidates are ints, got {candidates!r}")
+    if not all(isinstance(p, numbers.Real) and not isinstance(p, bool) for p in probs):
+        raise ScheduleError(f"sample_categorical: probs are numbers, got {probs!r}")
+    weights = [float(p) for p in probs]
+    if not all(math.isfinite(p) and p >= 0 for p in weights) or sum(weights) <= 0:
+        raise ScheduleError(
+            f"sample_categorical: probs {weights} must be finite, at least 0 and not all 0"
+        )
+    return [int(c) for c in candidates], weights

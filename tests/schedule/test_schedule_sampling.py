@@ -220,6 +220,29 @@ def test_sample_compute_location_draws_tvm_candidates_and_replays_any_loop():
             sch.sample_compute_location(sch.get_block("B"), decision=bad)
 
 
+@pytest.mark.parametrize(
+    ("candidates", "probs", "decision", "message"),
+    [
+        (["a"], [1.0], None, "candidates are ints"),
+        ([1], ["x"], None, "probs are numbers"),
+        ([1, 2], [0.5, -0.5], None, "at least 0 and not all 0"),
+        ([1, 2], [0, 0], None, "not all 0"),
+        ([1, 2], [float("nan"), 1], None, "must be finite"),
+        (3, [1], None, "are lists"),
+        ([1, 2], [0.5, 0.5], "x", "out of range: it is an index of the 2 candidates"),
+        ([1, 2], [0.5, 0.5], 1.5, "out of range"),
+        ([1, 2], [0.5, 0.5], 2, "out of range"),
+    ],
+)
+def test_sample_categorical_refuses_bad_arguments_with_our_error(
+    candidates, probs, decision, message
+):
+    A, B, C = elementwise3(8, 8)
+    sch = tir.Schedule(te.create_prim_func([A, C]))
+    with pytest.raises(ScheduleError, match=message):
+        sch.sample_categorical(candidates, probs, decision=decision)
+
+
 def test_copy_is_independent_and_keeps_handles_and_generator():
     A, B, C = matmul()
     sch = schedule([A, B, C], seed=9)
