@@ -179,16 +179,18 @@ class SamplingSteps:
             decision=d,
         )[0]
 
-    def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
-        """Loops ``block`` may be computed at: every loop of its single consumer."""
+    def _single_consumer(self, block: Any) -> Any:
+        """The one stage that reads ``block`` (inlined ones left out), or None."""
         b = self._block(block, "sample_compute_location")
         consumers = [c for c in self.state.consumers(b) if not c.is_inlined]
-        if len(consumers) != 1:
-            return []
-        c = consumers[0]
+        return consumers[0] if len(consumers) == 1 else None
+
+    def compute_location_candidates(self, block: Any) -> list[tuple[str, str]]:
+        """Loops ``block`` may be computed at: every loop of its single consumer."""
+        c = self._single_consumer(block)
         # every loop of the single consumer encloses its reads, so each is a legal place;
         # (trying compute_at on each would cost a bound inference per loop)
-        return [(c.name, lp) for lp in c.leaves]
+        return [] if c is None else [(c.name, lp) for lp in c.leaves]
 
     def _drawable_locations(self, block: Any) -> list[int]:
         """The consumer loops a draw may pick, by TVM's rules (``CollectComputeLocation``):
@@ -196,11 +198,9 @@ class SamplingSteps:
         reduction loop once a spatial loop follows it, and no reduction loop after the
         last spatial one (inside a row sum's lane loop, a vector partial sum would be
         computed one lane at a time). A recorded decision may still name any loop."""
-        b = self._block(block, "sample_compute_location")
-        consumers = [c for c in self.state.consumers(b) if not c.is_inlined]
-        if len(consumers) != 1:
+        c = self._single_consumer(block)
+        if c is None:
             return []
-        c = consumers[0]
         extents = derive_extents(c)
         spatial = [c.iters[lp].kind == "spatial" for lp in c.leaves]
         last_spatial = max((k for k, sp in enumerate(spatial) if sp), default=-1)
