@@ -66,9 +66,30 @@ def test_which_axes_are_padded():
     a = te.placeholder((64, 32), name="a")
     b = te.placeholder((32, 251), name="b")
     assert awkward_axes(stage([a, b, topi.nn.matmul(a, b)]), 16) == {"j": 16}
+    # the rows awkward, the last axis not: 197 rows padded by 4, the 2304 outputs tiled
+    # as usual (one row of accumulators was all a 197-row tile could hold)
+    x = te.placeholder((197, 96), name="x")
+    w = te.placeholder((2304, 96), name="w")
+    assert awkward_axes(stage([x, w, topi.nn.dense(x, w)]), 16) == {"i": PADDED_ROWS}
     # a well-divided matmul keeps its sketches as they were
     a2 = te.placeholder((64, 32), name="a")
     b2 = te.placeholder((32, 64), name="b")
     assert not any(
         "padded" in s.describe() for s in policy_of([a2, b2, topi.nn.matmul(a2, b2)]).sketches
     )
+
+
+def test_padded_rows_under_full_vectors_are_right():
+    """A dense layer on 131 tokens (prime) with 64 outputs: the rows are split by
+    PADDED_ROWS, the last tile's missing rows skipped; the outputs keep their vectors."""
+    x = te.placeholder((131, 48), name="x")
+    w = te.placeholder((64, 48), name="w")
+    policy = policy_of([x, w, topi.nn.dense(x, w)])
+    padded = [s for s in policy.sketches if "tile(padded)" in s.describe()]
+    assert padded, [s.describe() for s in policy.sketches]
+    for sk in padded:
+        for _ in range(3):
+            _, sch = policy.space.sample(sk.index)
+            check_numeric(sch, sch.args)
+            script = tvm.lower(sch.mod).script()
+            assert re.search(rf"\* {PADDED_ROWS} \+ i_1 < 131", script), script
