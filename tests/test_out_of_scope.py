@@ -101,3 +101,22 @@ def test_te_stage_primitives_we_lack_say_what_to_write(method, advice):
     s = te.create_schedule(B.op)
     with pytest.raises(OutOfScopeError, match=rf"Stage\.{method} is not supported.*{advice}"):
         getattr(s[B], method)(A, B.op.axis[0], 1)
+
+
+def test_te_schedule_group_and_normalize():
+    """``create_group`` says to place the stages one by one; ``normalize`` (the TVM tuple
+    tutorial's ``s = s.normalize()``) hands back the schedule, whose loops start at 0."""
+    from ansor_lab import te  # noqa: PLC0415
+
+    A = te.placeholder((8, 4), name="A")
+    B = te.compute((8, 4), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((8, 4), lambda i, j: B[i, j] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    with pytest.raises(OutOfScopeError, match=r"create_group.*compute_at"):
+        s.create_group(outputs=C, inputs=A)
+    s[B].compute_at(s[C], C.op.axis[0])
+    assert s.normalize() is s
+    a = np.arange(32, dtype="float32").reshape(8, 4)
+    c = tvm.nd.empty((8, 4))
+    tvm.build(s.normalize(), [A, C])(tvm.nd.array(a), c)
+    np.testing.assert_array_equal(c.numpy(), (a + 1) * 2)

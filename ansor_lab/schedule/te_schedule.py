@@ -26,7 +26,7 @@ from ..dsl.tensor import Operation, Tensor, multi_output_siblings
 from ..errors import ScheduleError
 from .cross_thread import thread_reduce_leaves
 from .state import State, derive_extents
-from .tir_out_of_scope import OutOfScopeStageSteps
+from .tir_out_of_scope import OutOfScopeScheduleSteps, OutOfScopeStageSteps
 from .tir_schedule import Schedule as BlockSchedule
 from .trace import LoopRV, Trace
 
@@ -78,7 +78,7 @@ class Loop:
         return f"Loop({self.stage.name}.{self.name})"
 
 
-class Schedule:
+class Schedule(OutOfScopeScheduleSteps):
     """A TE schedule over the ops producing some outputs."""
 
     def __init__(self, outputs: object) -> None:
@@ -118,6 +118,10 @@ class Schedule:
         if looked_up_by is not None and all(op is not looked_up_by for op in stage.known_ops):
             stage.known_ops.append(looked_up_by)
         return stage
+
+    def normalize(self) -> Schedule:
+        """This schedule: its loops already start at 0 (TVM's rebase has nothing to do)."""
+        return self
 
     @property
     def stages(self) -> list[Stage]:

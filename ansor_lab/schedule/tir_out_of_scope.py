@@ -49,6 +49,17 @@ def _stage_refusal(name: str, why: str):
     return refuse
 
 
+class OutOfScopeScheduleSteps:
+    """TE ``Schedule`` methods of TVM that ansor_lab does not have: each says what to write."""
+
+    def create_group(self, *args: Any, **kwargs: Any) -> None:
+        """Not provided: a group's stages are placed one by one."""
+        raise OutOfScopeError(
+            "Schedule.create_group is not supported here: compute each stage of the group "
+            "at the consumer's loop, one by one (s[P].compute_at(s[C], axis))"
+        )
+
+
 class OutOfScopeStageSteps:
     """TE ``Stage`` primitives of TVM that ansor_lab does not have: each says what to write."""
 
