@@ -124,6 +124,8 @@ class StmtEmitter:
                     "collapsed": "*".join(lp.loop_var.name for lp in reversed(copy.collapsed)),
                     "blocks": copy.extent // copy.lanes,
                 }
+                if copy.extent % copy.lanes:
+                    detail["tail"] = copy.extent % copy.lanes
                 if copy.groups > 1:
                     detail["column groups"] = copy.groups
                 self.ctx.report(

@@ -53,7 +53,9 @@ class TransposeCopy:
     store: N.BufferStore
     lanes: int  # lanes of one register: the transposed blocks are lanes x lanes
     groups: int  # the vector loop is ``groups`` register-wide column groups side by side
-    extent: int  # iterations of the collapsed walk, a multiple of ``lanes``
+    extent: int  # iterations of the collapsed walk, at least ``lanes``: whole blocks of
+    # ``lanes`` steps, then ``extent % lanes`` steps copied element by element (a walk
+    # over one row of 56 under a parallel loop: three 16-step blocks and 8 steps)
     src_stride: int  # source elements between lanes (between rows)
     dst_stride: int  # destination elements between steps of the walk (between columns)
 
@@ -138,7 +140,7 @@ def match(s: N.For, flat_index) -> TransposeCopy | None:
         chain.append(nxt)
         rest.remove(nxt)
         extent *= _const(nxt.extent)
-    if extent % lanes:
+    if extent < lanes:  # not one whole block: the generic path
         return None
     return TransposeCopy(
         tuple(rest),
@@ -210,7 +212,8 @@ def _emit_blocks(fb, m: TransposeCopy, memory_type) -> None:
     vt = ir.VectorType(mt, m.lanes)
     align = dtypes.itemsize(m.store.buffer.dtype)
     masks = ir.VectorType(ir.IntType(32), m.lanes)
-    with _counted(fb, m.collapsed[0].loop_var.name, m.extent, i64, step=m.lanes) as w0:
+    blocks_end = m.extent - m.extent % m.lanes
+    with _counted(fb, m.collapsed[0].loop_var.name, blocks_end, i64, step=m.lanes) as w0:
         for g in range(m.groups):  # lanes g*L .. g*L+L-1 of the vector loop
             rows = []
             for j in range(m.lanes):
@@ -226,11 +229,21 @@ def _emit_blocks(fb, m: TransposeCopy, memory_type) -> None:
                 off = b.mul(b.add(w0, ir.Constant(i64, c)), ir.Constant(i64, m.dst_stride))
                 off = b.add(off, ir.Constant(i64, g * m.lanes))
                 b.store(rows[c], b.gep(dst0, [off], source_etype=mt), align=align)
+    if blocks_end == m.extent:
+        return
+    # the tail of the walk, element by element: source row ``v``, destination lane ``v``
+    name = m.collapsed[0].loop_var.name
+    with _counted(fb, name + ".tail", m.extent, i64, start=blocks_end) as w:
+        with _counted(fb, name + ".lane", m.lanes * m.groups, i64) as v:
+            src = b.add(w, b.mul(v, ir.Constant(i64, m.src_stride)))
+            dst = b.add(b.mul(w, ir.Constant(i64, m.dst_stride)), v)
+            value = b.load(b.gep(src0, [src], source_etype=mt), typ=mt, align=align)
+            b.store(value, b.gep(dst0, [dst], source_etype=mt), align=align)
 
 
-def _counted(fb, name: str, extent: int, ty: ir.IntType, step: int = 1):
-    """``for v in range(0, extent, step)`` by the builder's loop emitter."""
-    lo, hi = ir.Constant(ty, 0), ir.Constant(ty, extent)
+def _counted(fb, name: str, extent: int, ty: ir.IntType, step: int = 1, start: int = 0):
+    """``for v in range(start, extent, step)`` by the builder's loop emitter."""
+    lo, hi = ir.Constant(ty, start), ir.Constant(ty, extent)
     return fb.counted_loop(f"tcopy.{name}", f"{name}.t", lo, hi, step)
 
 

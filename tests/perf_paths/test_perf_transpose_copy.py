@@ -95,7 +95,7 @@ def test_plain_transpose_with_the_row_loop_inside():
 def test_nests_that_do_not_fit_keep_the_generic_path(case):
     lanes, c_in, dtype = 16, 16, "float32"
     if case == "ragged":
-        c_in = 5  # 45 collapsed iterations: not whole blocks of 16
+        c_in = 1  # 9 collapsed iterations: not one whole block of 16
     elif case == "two_lanes":
         lanes = 2
     elif case == "uneven":
@@ -130,6 +130,43 @@ def test_nests_that_do_not_fit_keep_the_generic_path(case):
     out = np.zeros((2, c_in, 3, 3, lanes), dtype)
     f(k_np, out)
     np.testing.assert_array_equal(out, want(k_np, lanes))
+
+
+@pytest.mark.parametrize("c_in,dtype", [(5, "float32"), (3, "float64"), (7, "int8")])
+def test_a_ragged_walk_is_whole_blocks_then_a_tail(c_in, dtype):
+    """45 collapsed steps (c_in=5) in blocks of 16: two blocks, then 13 steps copied
+    element by element."""
+    lanes = 16 if dtype != "float64" else 8
+    f = tvm.build(_panel(lanes, c_in, dtype).mod, target="llvm")
+    steps = c_in * 9
+    want = f"blocks={steps // lanes}, tail={steps % lanes}"
+    assert f"transposed copy {lanes}x{lanes} [collapsed=c*y*x, {want}]" in f.loop_report()
+    k = _data((2 * lanes, c_in, 3, 3), dtype, seed=4)
+    out = np.zeros((2, c_in, 3, 3, lanes), dtype)
+    f(k, out)
+    np.testing.assert_array_equal(out, _panel_reference(k, lanes))
+
+
+@pytest.mark.parametrize("vector", [16, 32])
+def test_nchw_to_nhwc_with_rows_in_parallel(vector):
+    """NCHW -> NHWC with the image rows in parallel: each thread walks one row of 56
+    pixels (three 16-step blocks and a tail of 8). Before the tail, a walk that was not
+    whole blocks fell back to gathers, and two threads ran slower than one serial
+    transposed copy (88.8 against 63.8 us, 256 x 56 x 56)."""
+    x = te.placeholder((1, 64, 56, 56), name="x")
+    y = te.compute((1, 56, 56, 64), lambda n, h, w, c: x[n, c, h, w], name="y")
+    s = te.create_schedule(y.op)
+    n, h, w, c = s[y].op.axis
+    _, ci = s[y].split(c, factor=vector)
+    s[y].parallel(s[y].fuse(n, h))
+    s[y].vectorize(ci)
+    f = tvm.build(s, [x, y], "llvm -num-cores=2")
+    groups = f", column groups={vector // 16}" if vector > 16 else ""
+    assert f"transposed copy 16x16 [collapsed=w, blocks=3, tail=8{groups}]" in f.loop_report()
+    a = _data((1, 64, 56, 56), "float32", seed=5)
+    out = np.zeros((1, 56, 56, 64), "float32")
+    f(a, out)
+    np.testing.assert_array_equal(out, a.transpose(0, 2, 3, 1))
 
 
 @pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64])
