@@ -84,6 +84,7 @@ from .tiling import (  # noqa: F401 - the tiling steps and their constants are p
     apply_rfactor,
     apply_transposed_pack,
     awkward_axes,
+    split_awkward_innermost,
 )
 
 # --------------------------------------------------------------------------------------
@@ -455,7 +456,8 @@ def annotate_sampling(
                 and derive_extents(st)[inner] > MAX_INNERMOST
             ):
                 loop = sch.get_loops(sch.get_block(st.name))[-1]
-                tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
-                sch.split(loop, tiles)
+                if not split_awkward_innermost(sch, loop, derive_extents(st)[inner]):
+                    tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
+                    sch.split(loop, tiles)
         if st.is_root and not annotated:
             annotate_root_steps(st.name)

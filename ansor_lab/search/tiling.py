@@ -179,6 +179,33 @@ def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
 #: Rows of a register tile along an axis that is not vectorized, when that axis must be
 #: padded (``awkward_axes``)
 PADDED_ROWS = 4
+#: Vector loops (elements) an untiled stage's awkward innermost axis is split by
+#: (``split_awkward_innermost``): one, two or four AVX-512 registers of fp32
+GUARDED_VECTORS = (16, 32, 64)
+
+
+def awkward(extent: object, tile: int) -> bool:
+    """Whether no tile in [``tile``, ``MAX_INNERMOST``] divides ``extent`` (longer than two
+    such tiles): 197 (prime), not 56 (28 divides it) or 7 (too short to pad)."""
+    return (
+        isinstance(extent, int)
+        and extent > 2 * tile
+        and not any(tile <= d <= MAX_INNERMOST for d in divisors(extent))
+    )
+
+
+def split_awkward_innermost(sch: Schedule, loop, extent: int) -> bool:
+    """Split an untiled stage's innermost ``loop`` of ``extent`` by a sampled vector width
+    (``GUARDED_VECTORS``) that need not divide it, when no vector-wide factor does: the
+    last piece is guarded, and loop partitioning makes it a narrower vector. A perfect
+    split of 197 (a ViT's attention rows) is 197 x 1, a scalar loop: a softmax over them
+    called a scalar exp per element (754 us, 0.30x PyTorch). False when a perfect split
+    can hold a vector (the caller samples one)."""
+    if not awkward(extent, GUARDED_VECTORS[0] // 2):
+        return False
+    probs = [1.0 / len(GUARDED_VECTORS)] * len(GUARDED_VECTORS)
+    sch.split(loop, [None, sch.sample_categorical(list(GUARDED_VECTORS), probs)])
+    return True
 
 
 def awkward_axes(st: Stage, lanes: int) -> dict:
@@ -192,14 +219,6 @@ def awkward_axes(st: Stage, lanes: int) -> dict:
     padded to 4 (4 x 48: 12 accumulators), four ended at 2.77 to 2.86 ms."""
     extents = derive_extents(st)
     names = [iv.var.name for iv in st.op.axis]
-
-    def awkward(extent, tile: int) -> bool:
-        return (
-            isinstance(extent, int)
-            and extent > 2 * tile
-            and not any(tile <= d <= MAX_INNERMOST for d in divisors(extent))
-        )
-
     if not names:
         return {}
     out = {names[-1]: lanes} if awkward(extents.get(names[-1]), lanes) else {}

@@ -93,3 +93,28 @@ def test_padded_rows_under_full_vectors_are_right():
             check_numeric(sch, sch.args)
             script = tvm.lower(sch.mod).script()
             assert re.search(rf"\* {PADDED_ROWS} \+ i_1 < 131", script), script
+
+
+def test_an_untiled_stage_over_a_prime_row_gets_guarded_vectors():
+    """A softmax over rows of 131 (prime): its exp and normalize stages are not tiled,
+    and a perfect split of 131 is 131 x 1, a scalar loop (a ViT's 197-wide attention
+    softmax ran a scalar exp per element: 0.30x PyTorch). They are split by a sampled
+    vector width instead, the last piece guarded; every sample is right."""
+    from ansor_lab.search.tiling import GUARDED_VECTORS, awkward  # noqa: PLC0415
+
+    assert awkward(197, 8) and awkward(131, 8) and awkward(2 * 131, 8)
+    assert not awkward(196, 8) and not awkward(56, 8) and not awkward(13, 8)
+    x = te.placeholder((3, 131), name="x")
+    policy = policy_of([x, topi.nn.softmax(x, axis=-1)])
+    widths = set()
+    for sk in policy.sketches:
+        for _ in range(4):
+            _, sch = policy.space.sample(sk.index)
+            check_numeric(sch, sch.args)
+            script = tvm.lower(sch.mod).script()
+            for stage in ("T_softmax_exp", "T_softmax_norm"):
+                # the stage's own loop is split by a vector width that need not divide 131
+                found = re.findall(rf"if \w+ \* (\d+) \+ \w+ < 131:\s+{stage}\[", script)
+                assert found, (stage, script)
+                widths.update(int(w) for w in found)
+    assert widths <= set(GUARDED_VECTORS) and len(widths) > 1
