@@ -10,7 +10,8 @@ that it was not fitted to them: prime and odd extents (a ViT's 197 tokens, CLIP'
 convolution on 3 channels, a 32000-wide softmax, a log-softmax over 1000 classes, layer
 norms of 197 and 512 rows, pools and depthwise convolutions of MobileNet shapes, an NHWC
 convolution, a batch-8 1x1 convolution, a 1-D convolution, a dense layer with bias and
-ReLU, SiLU, batch norm + ReLU, a group norm, a channel sum and an argmax. Each is tuned
+ReLU, SiLU, batch norm + ReLU, a group norm, a channel sum, an argmax, a ViT's dense layer
+and attention softmax over 197 tokens, NCHW to NHWC, and a transposed convolution. Each is tuned
 once (``--threads``, ``--trials``, ``--seed``), rebuilt, checked against numpy in float64
 and timed (median; on one thread the process CPU clock, on several the wall clock) with
 PyTorch and numpy on as many threads in the same run (``bench_ops``' timers). Printed
@@ -177,6 +178,30 @@ def _np_softmax(x):
     return e / e.sum(-1, keepdims=True)
 
 
+def _nchw_to_nhwc(te, topi):
+    x = te.placeholder((1, 256, 56, 56), name="x")
+    return [x, topi.transpose(x, (0, 2, 3, 1))]
+
+
+def _conv_transpose(te, topi):
+    d = te.placeholder((1, 64, 28, 28), name="data")
+    k = te.placeholder((64, 32, 4, 4), name="kernel")  # in, out, kh, kw
+    return [d, k, topi.nn.conv2d_transpose_nchw(d, k, (2, 2), (1, 1), "float32", (0, 0))]
+
+
+def _np_conv_transpose(d, k, stride=2, pad=1):
+    """Each input pixel scatters its kernel-weighted channels onto a stride-spaced grid."""
+    n, _, h, w = d.shape
+    _, o, kh, kw = k.shape
+    full = np.zeros((n, o, (h - 1) * stride + kh, (w - 1) * stride + kw))
+    for a in range(kh):
+        for b in range(kw):
+            tap = np.einsum("nchw,co->nohw", d, k[:, :, a, b])
+            rows, cols = slice(a, a + (h - 1) * stride + 1, stride), slice(b, None, stride)
+            full[:, :, rows, cols][..., :w] += tap
+    return full[:, :, pad : full.shape[2] - pad, pad : full.shape[3] - pad]
+
+
 def _np_log_softmax(x):
     m = x.max(-1, keepdims=True)
     return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
@@ -253,6 +278,18 @@ OPS = [
        512 * 784.0),
     Op("argmax", "reduce", _argmax, lambda x: x.argmax(1), lambda t, x: t.argmax(x, 1),
        128 * 1000.0),
+    # added 2026-11-29, later: a ViT's 197 tokens under full vectors, a layout change,
+    # a transposed convolution (the softmax is the attention's 12 x 197 x 197, as rows)
+    Op("dense_vit", "gemm", _dense(197, 768, 2304), lambda x, w: x @ w.T,
+       lambda t, x, w: t.nn.functional.linear(x, w), 2.0 * 197 * 768 * 2304),
+    Op("softmax_attn_vit", "softmax", _softmax(12 * 197, 197), _np_softmax,
+       lambda t, x: t.softmax(x, -1), 4.0 * 12 * 197 * 197),
+    Op("nchw_to_nhwc", "transpose", _nchw_to_nhwc,
+       lambda x: np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+       lambda t, x: x.permute(0, 2, 3, 1).contiguous(), 256 * 3136.0),
+    Op("conv_transpose", "conv", _conv_transpose, _np_conv_transpose,
+       lambda t, d, k: t.nn.functional.conv_transpose2d(d, k, stride=2, padding=1),
+       2.0 * 64 * 32 * 16 * 28 * 28),
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 
