@@ -120,3 +120,19 @@ def test_te_schedule_group_and_normalize():
     c = tvm.nd.empty((8, 4))
     tvm.build(s.normalize(), [A, C])(tvm.nd.array(a), c)
     np.testing.assert_array_equal(c.numpy(), (a + 1) * 2)
+
+
+def test_contrib_cblas_imports_and_its_calls_say_what_to_write():
+    """The extern-op tutorial imports ``tvm.contrib.cblas`` first and checks the packed
+    function: here it is missing (as in a TVM built without BLAS), and the wrappers say to
+    write the product as a te.compute."""
+    from ansor_lab import te  # noqa: PLC0415
+    from ansor_lab.contrib import cblas  # noqa: PLC0415
+    from ansor_lab.errors import DSLError  # noqa: PLC0415
+
+    assert tvm.get_global_func("tvm.contrib.cblas.matmul", allow_missing=True) is None
+    A = te.placeholder((8, 4), name="A")
+    B = te.placeholder((4, 8), name="B")
+    for call in (cblas.matmul, cblas.batch_matmul):
+        with pytest.raises(DSLError, match=r"external BLAS call.*te\.compute"):
+            call(A, B)

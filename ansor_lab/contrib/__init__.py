@@ -1,5 +1,6 @@
-"""``tvm.contrib``: the helpers tutorials use around saving modules (``utils``, ``cc``)."""
+"""``tvm.contrib``: the helpers tutorials use around saving modules (``utils``, ``cc``), and
+``cblas``, whose external calls say what to write instead."""
 
-from . import cc, utils
+from . import cblas, cc, utils
 
-__all__ = ["cc", "utils"]
+__all__ = ["cblas", "cc", "utils"]
