@@ -136,3 +136,14 @@ def test_contrib_cblas_imports_and_its_calls_say_what_to_write():
     for call in (cblas.matmul, cblas.batch_matmul):
         with pytest.raises(DSLError, match=r"external BLAS call.*te\.compute"):
             call(A, B)
+
+
+def test_testing_utils_request_hook_runs():
+    """TVM's tutorials open with ``testing.utils.install_request_hook(depth=3)`` (their
+    documentation build's guard against downloads): it runs, and does nothing here."""
+    import ansor_lab.testing.utils  # noqa: PLC0415
+    from ansor_lab import testing  # noqa: PLC0415
+
+    assert testing.utils is ansor_lab.testing.utils
+    assert testing.utils.install_request_hook(depth=3) is None
+    testing.assert_allclose(np.ones(3), np.ones(3))
