@@ -328,7 +328,7 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
     t_start, done = time.perf_counter(), 0
     for thr in threads:
         if not journal.has(kind="bandwidth", threads=thr):
-            journal.add(kind="bandwidth", threads=thr, gbs=stream_read_gbs(thr))
+            journal.add(kind="bandwidth", threads=thr, gbs=stream_read_gbs(thr), stat="best of 15")
         for name in names:
             op, done = BY_NAME[name], done + 1
             eta = (time.perf_counter() - t_start) / max(done - 1, 1) * (total - done + 1)

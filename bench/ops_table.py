@@ -7,7 +7,8 @@ run loses nothing); this module turns those records into rows and tables:
   best program re-timed), ``rel_error``, ``tune_s`` (wall time to that budget), ``invalid``;
 - ``kind="ms"``: MetaSchedule's best at a budget: ``ms_s``, ``rel_error``, ``tune_s``;
 - ``kind="numpy"`` / ``kind="torch"``: a peer's time ``s`` for an operator and thread count;
-- ``kind="bandwidth"``: the streaming read bandwidth ``gbs`` of a thread count.
+- ``kind="bandwidth"``: the streaming read bandwidth ``gbs`` of a thread count (``stat``:
+  the best of 15 repeats; a record without it is an older median of 7).
 
 Every ratio is a peer's time over ours (> 1: we are faster). Our time for a ratio is the
 median over the seeds; the seeds' best, worst, median and spread (worst time / best time,

@@ -450,13 +450,10 @@ def annotate_sampling(
             inner = st.leaves[-1] if st.leaves else None
             # the extent is read from the state (as sample_perfect_tile does), not through
             # get_loops: that would record two trace steps in every sketch for nothing
-            if (
-                inner is not None
-                and st.iters[inner].kind == "spatial"
-                and derive_extents(st)[inner] > MAX_INNERMOST
-            ):
+            extent = derive_extents(st)[inner] if inner is not None else 0
+            if inner is not None and st.iters[inner].kind == "spatial" and extent > MAX_INNERMOST:
                 loop = sch.get_loops(sch.get_block(st.name))[-1]
-                if not split_awkward_innermost(sch, loop, derive_extents(st)[inner]):
+                if not split_awkward_innermost(sch, loop, extent):
                     tiles = sch.sample_perfect_tile(loop, n=2, max_innermost_factor=MAX_INNERMOST)
                     sch.split(loop, tiles)
         if st.is_root and not annotated:

@@ -180,8 +180,10 @@ def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
 #: padded (``awkward_axes``)
 PADDED_ROWS = 4
 #: Vector loops (elements) an untiled stage's awkward innermost axis is split by
-#: (``split_awkward_innermost``): one, two or four AVX-512 registers of fp32
+#: (``split_awkward_innermost``): one, two or four AVX-512 registers of fp32; such an
+#: axis has no divisor from ``MIN_VECTOR_TILE`` (one AVX2 register of fp32) up
 GUARDED_VECTORS = (16, 32, 64)
+MIN_VECTOR_TILE = 8
 
 
 def awkward(extent: object, tile: int) -> bool:
@@ -201,7 +203,7 @@ def split_awkward_innermost(sch: Schedule, loop, extent: int) -> bool:
     split of 197 (a ViT's attention rows) is 197 x 1, a scalar loop: a softmax over them
     called a scalar exp per element (754 us, 0.30x PyTorch). False when a perfect split
     can hold a vector (the caller samples one)."""
-    if not awkward(extent, GUARDED_VECTORS[0] // 2):
+    if not awkward(extent, MIN_VECTOR_TILE):
         return False
     probs = [1.0 / len(GUARDED_VECTORS)] * len(GUARDED_VECTORS)
     sch.split(loop, [None, sch.sample_categorical(list(GUARDED_VECTORS), probs)])
