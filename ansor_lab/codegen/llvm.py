@@ -31,7 +31,7 @@ from llvmlite import ir
 
 from ..errors import CodegenError
 from ..ir import nodes as N
-from ..ir.visitor import walk_stmts
+from ..ir.visitor import post_order_visit, walk_stmts
 from .half_support import install_half_support
 from .kept_results import KEPT_RESULTS
 from .llvm_builder import (
@@ -127,6 +127,12 @@ def _emit_repeat(ctx: ModuleContext, kernel: ir.Function, n_args: int) -> None:
     bld.ret(ir.Constant(I32, 0))
 
 
+def _loaded_buffers(body: N.Stmt) -> set:
+    out: set = set()
+    post_order_visit(body, lambda n: out.add(n.buffer) if isinstance(n, N.BufferLoad) else None)
+    return out
+
+
 def _uses_parallel(func: N.PrimFunc) -> bool:
     return any(isinstance(s, N.For) and s.kind == "parallel" for s in walk_stmts(func.body))
 
@@ -155,6 +161,7 @@ def _generate(
     elif target.fast_math and "fast" not in ctx.float_flags:
         ctx.float_flags = tuple(dict.fromkeys(("contract", *target.fast_math)))
     ctx.written = {s.buffer for s in walk_stmts(func.body) if isinstance(s, N.BufferStore)}
+    ctx.read = _loaded_buffers(func.body)
     kernel = _emit_kernel(ctx, func)
     _emit_repeat(ctx, kernel, len(func.params))
     return str(module), ctx

@@ -105,6 +105,9 @@ class ModuleContext:
         #: the buffers the function stores to: their addresses are emitted as one variable
         #: part plus a constant (``MemoryEmitter.address``)
         self.written: set = set()
+        #: the buffers the function loads from (a store to one it never reads may be a
+        #: masked store of the next power of two: ``MemoryEmitter.whole_width``)
+        self.read: set = set()
         #: the fast-math flags of float arithmetic: ``("fast",)`` with
         #: ``build(fast_math=True)``, else multiply-adds fused (``contract``) plus those of
         #: the target's ``-fast-math*`` options (set by ``llvm._generate``)

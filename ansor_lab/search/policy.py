@@ -63,6 +63,11 @@ DEFAULT_PARAMS = {
     # small budgets (selection.py): the prior-ranked first batch keeps its picks this many
     # decisions apart (0: plain rank order)
     "first_batch_min_diff": 2,
+    # ... after first taking the best of each register tile (selection.register_tile) the
+    # prior scores within first_batch_tile_margin of its best, for up to this share of the
+    # batch's ranked picks (0 turns it off)
+    "first_batch_tiles": 0.5,
+    "first_batch_tile_margin": 0.9,
     # share of a model-ranked batch ranked by the prior instead while the forest has seen
     # fewer than prior_hedge_until programs (0 turns it off)
     "prior_hedge": 0.25,
@@ -331,7 +336,15 @@ class SketchPolicy:
         ranked = self.evolutionary_search(init, 2 * n)
         n_hedge = 0
         if self.uses_prior and p["first_batch_min_diff"]:  # diverse first batch
-            chosen += diverse_top(self._last_ranked, n_greedy, p["first_batch_min_diff"], seen)
+            chosen += diverse_top(
+                self._last_ranked,
+                n_greedy,
+                p["first_batch_min_diff"],
+                seen,
+                tiles=int(n_greedy * p["first_batch_tiles"]),
+                score=lambda c: self.last_predictions.get(c.key),
+                tile_margin=p["first_batch_tile_margin"],
+            )
         elif self.model.ready and self.model.num_samples < p["prior_hedge_until"]:
             n_hedge = int(round(n_greedy * p["prior_hedge"]))
         for c in ranked:

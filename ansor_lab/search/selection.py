@@ -6,9 +6,10 @@ Three rules here make the choice depend less on chance, each a pure function of 
 candidates and their scores (``SketchPolicy.next_batch`` and the tuning loop use them):
 
 - **diverse_top**: the batch's best-ranked candidates, each at least ``min_diff``
-  decisions away from those already taken (in the same sketch). Ranked by the analytic
-  prior, the first batch otherwise holds a dozen near-copies of one tiling: if the prior
-  misjudged that tiling, the cost model learns from one point and the seed is lost.
+  decisions away from those already taken (in the same sketch), the best of each register
+  tile first (``register_tile``). Ranked by the analytic prior, the first batch otherwise
+  holds a dozen near-copies of one tiling: if the prior misjudged that tiling, the cost
+  model learns from one point and the seed is lost.
 - **hedge_picks**: while the forest has seen few programs it extrapolates from a handful
   of points; part of each batch is then ranked by the analytic prior instead, among the
   candidates the evolution found (the forest's mistakes and the prior's are different).
@@ -31,18 +32,52 @@ def decision_distance(a: Any, b: Any) -> float:
     return sum(1 for x, y in zip(a.decisions, b.decisions) if x != y)
 
 
+def register_tile(cand: Any) -> tuple:
+    """The sketch and the innermost factor of each tile decision: the register tile and
+    the vector width. Two candidates that differ only in their outer factors are
+    near-copies to a first batch; a different register tile is a different program."""
+    inner = tuple(d[-1] for d in cand.decisions if isinstance(d, (list, tuple)) and d)
+    return (cand.sketch, inner)
+
+
 def diverse_top(
-    ranked: Sequence[Any], n: int, min_diff: int, seen: set, max_scan: int | None = None
+    ranked: Sequence[Any],
+    n: int,
+    min_diff: int,
+    seen: set,
+    max_scan: int | None = None,
+    tiles: int = 0,
+    score: Callable[[Any], float | None] | None = None,
+    tile_margin: float = 0.9,
 ) -> list:
-    """Up to ``n`` of ``ranked`` (best first) not in ``seen``, each at least ``min_diff``
-    decisions from every one taken; where too few are that far apart, the best-ranked of
-    the rest fill the batch. Adds the picks' keys to ``seen``."""
+    """Up to ``n`` of ``ranked`` (best first) not in ``seen``: first the best-ranked of
+    each ``register_tile`` not yet taken, for up to ``tiles`` picks among those ``score``
+    puts within ``tile_margin`` of the best (all, without ``score``); then candidates at
+    least ``min_diff`` decisions from every one taken; where too few are that far apart,
+    the best-ranked of the rest fill the batch. Adds the picks' keys to ``seen``.
+
+    The register-tile picks are for ties: the prior scores a 4 x 4 x 14-lane and a
+    4 x 2 x 28-lane tile of a grouped convolution alike (0.559), and a first batch of
+    twelve picks in rank order held ten of one tile and one of the other, the one that
+    ran 13% faster; a search that measured that one program in a slow outer tiling never
+    came back to it (34.7 us, against 29.6-30.3 for the seeds that did)."""
     pool = [c for c in ranked[: max_scan or len(ranked)] if c.key not in seen]
     picks: list = []
+    taken_tiles: set = set()
+    scores = [score(c) for c in pool] if score is not None and pool else []
+    finite = [x for x in scores if x is not None and math.isfinite(x)]
+    floor = tile_margin * max(finite) if finite else -math.inf
+    for k, c in enumerate(pool):
+        if len(picks) >= min(n, tiles):
+            break
+        close = not scores or (scores[k] is not None and scores[k] >= floor)
+        if close and register_tile(c) not in taken_tiles:
+            taken_tiles.add(register_tile(c))
+            picks.append(c)
     for c in pool:
         if len(picks) >= n:
             break
-        if all(decision_distance(c, p) >= min_diff for p in picks):
+        if c not in picks and all(decision_distance(c, p) >= min_diff for p in picks):
             picks.append(c)
     for c in pool:  # not enough far apart: the next best, in rank order
         if len(picks) >= n:

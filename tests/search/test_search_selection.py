@@ -13,6 +13,7 @@ from ansor_lab.search.selection import (
     diverse_top,
     finalists,
     hedge_picks,
+    register_tile,
 )
 from ansor_lab.search.space import Candidate
 
@@ -40,6 +41,36 @@ def test_diverse_top_keeps_picks_apart_then_fills_by_rank():
     assert picks == [ranked[0], ranked[3], ranked[5], ranked[1], ranked[2]]
     # what was seen is never picked
     assert diverse_top(ranked, 2, 1, {ranked[0].key}) == [ranked[1], ranked[2]]
+
+
+def test_register_tile_is_the_sketch_and_innermost_factors():
+    c = cand(1, [1, 1, 1, 1], [4, 2, 4, 4], [7, 1, 1, 4], [2, 1, 1, 14], 3, -2)
+    assert register_tile(c) == (1, (1, 4, 4, 14))
+    # outer factors and the other decisions do not change it; another sketch does
+    assert register_tile(
+        cand(1, [1, 1, 1, 1], [2, 4, 4, 4], [1, 7, 1, 4], [1, 2, 1, 14], 0, 5)
+    ) == register_tile(c)
+    assert register_tile(
+        cand(0, [1, 1, 1, 1], [4, 2, 4, 4], [7, 1, 1, 4], [2, 1, 1, 14])
+    ) != register_tile(c)
+
+
+def test_diverse_top_takes_the_best_of_each_register_tile_first():
+    # ranked by score: ten near-copies of a 4 x 14 tile, then a 2 x 28 tile in a tie
+    # with them, then a poor 1 x 2 tile
+    copies = [cand(0, [k, 1, 4], [2, 1, 14], 0) for k in range(1, 11)]
+    wide = cand(0, [2, 1, 2], [1, 1, 28], 0)
+    poor = cand(0, [4, 1, 1], [14, 1, 2], 0)
+    ranked = copies + [wide, poor]
+    scores = {c.key: 0.559 for c in copies} | {wide.key: 0.535, poor.key: 0.2}
+    picks = diverse_top(ranked, 4, 3, set(), tiles=2, score=lambda c: scores[c.key])
+    assert picks[:2] == [copies[0], wide]  # the tie's other tile is measured
+    assert poor not in picks  # a tile far below the best is not
+    # without the tile picks, rank order keeps the copies
+    assert diverse_top(ranked, 4, 3, set()) == copies[:4]
+    # scores missing: every tile counts, best-ranked first
+    picks = diverse_top(ranked, 3, 2, set(), tiles=3)
+    assert picks == [copies[0], wide, poor]
 
 
 def test_hedge_picks_rank_by_prior_and_skip_seen():
