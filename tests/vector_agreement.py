@@ -4,8 +4,10 @@
 reports its compilation produced, and asserts, loop by loop in program order, that the
 vector form (``codegen.vector_form``) shows what the generator did: the lanes, the
 power-of-two chunks, and per chunk each memory access's kind (vector, broadcast scalar,
-gather/scatter, masked), counted as the generator counts them; scalar fallbacks and
-transposed copies carry the generator's own outcome as their mark.
+gather/scatter, masked), counted as the generator counts them (a whole contiguous access
+of a chunk whose width is not a power of two may be a masked one of the next power,
+``padded_loads`` / ``padded_stores``); scalar fallbacks and transposed copies carry the
+generator's own outcome as their mark.
 """
 
 from __future__ import annotations
@@ -69,6 +71,11 @@ def check(func: N.PrimFunc, reports: list) -> list[str]:
         widths = [n for n, _ in vloop.chunks]
         assert sum(widths) == vloop.lanes and rep.outcome == f"SIMD x{vloop.lanes}", str(rep)
         got = dict(rep.detail)
+        for kind in ("loads", "stores"):  # padded: a whole access, masked to a power of two
+            padded = int(got.pop(f"padded_{kind}", 0))
+            if padded:
+                assert any(n & (n - 1) for n in widths), (str(rep), widths)
+                got[f"vector_{kind}"] = int(got.get(f"vector_{kind}", 0)) + padded
         shown = "+".join(str(n) for n in widths)
         assert got.pop("chunks", str(vloop.lanes)) == shown, (shown, str(rep))
         counts, flexible = expected_counts(vloop.chunks)

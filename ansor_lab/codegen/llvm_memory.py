@@ -314,17 +314,12 @@ class MemoryEmitter:
         plain loads and stores."""
         lanes = vt.count
         wide = 1 << (lanes - 1).bit_length()
-        element = vt.element
-        bits = (
-            element.width
-            if isinstance(element, ir.IntType)
-            else (64 if isinstance(element, ir.DoubleType) else 32)
-        )
         if not untied or not self.ctx.scalef or wide == lanes or lanes < 3:
             return None
-        if bits not in (32, 64) or isinstance(element, ir.HalfType):
-            return None
-        return wide
+        element = vt.element  # AVX-512F masks 32- and 64-bit lanes (8- and 16-bit: BW)
+        if isinstance(element, ir.IntType):
+            return wide if element.width in (32, 64) else None
+        return wide if isinstance(element, (ir.FloatType, ir.DoubleType)) else None
 
     def _strided_load(self, where: tuple, vt: ir.VectorType, align: int, mask) -> ir.Value:
         """Lanes ``stride`` elements apart (a stride-2 pooling window or convolution): one
