@@ -63,9 +63,9 @@ DEFAULT_PARAMS = {
     # small budgets (selection.py): the prior-ranked first batch keeps its picks this many
     # decisions apart (0: plain rank order)
     "first_batch_min_diff": 2,
-    # ... after first taking the best of each register tile (selection.register_tile) the
-    # prior scores within first_batch_tile_margin of its best, for up to this share of the
-    # batch's ranked picks (0 turns it off)
+    # before that rule, up to this share of the first batch's ranked picks is the best of
+    # each register tile (selection.register_tile) the prior scores within
+    # first_batch_tile_margin of its best (0 turns it off)
     "first_batch_tiles": 0.5,
     "first_batch_tile_margin": 0.9,
     # share of a model-ranked batch ranked by the prior instead while the forest has seen

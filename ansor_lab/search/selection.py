@@ -56,10 +56,10 @@ def diverse_top(
     least ``min_diff`` decisions from every one taken; where too few are that far apart,
     the best-ranked of the rest fill the batch. Adds the picks' keys to ``seen``.
 
-    The register-tile picks are for ties: the prior scores a 4 x 4 x 14-lane and a
-    4 x 2 x 28-lane tile of a grouped convolution alike (0.559), and a first batch of
-    twelve picks in rank order held ten of one tile and one of the other, the one that
-    ran 13% faster; a search that measured that one program in a slow outer tiling never
+    The register-tile picks are for near-ties: the prior scores a 4 x 4 x 14-lane and a
+    4 x 2 x 28-lane tile of a grouped convolution within 4% (0.554, 0.535), and a first
+    batch of twelve picks in rank order held ten of one tile and one of the other, the one
+    that ran 13% faster; a search that measured that one program in a slow outer tiling never
     came back to it (34.7 us, against 29.6-30.3 for the seeds that did). Five seeds,
     without and with these picks: ResNet's stride-2 conv 465-563 us and 468-512 us; the
     depthwise conv 22.2-26.1 us and 22.2-27.7 us (noise)."""
