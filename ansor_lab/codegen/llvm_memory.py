@@ -244,12 +244,7 @@ class MemoryEmitter:
                 v = self._whole_load(buf, addr, vt, align)
             elif how == "contiguous":
                 self._count("masked_loads")
-                fn = self.ctx.declare(
-                    f"llvm.masked.load.{vname(vt)}.p0",
-                    vt,
-                    [PTR, I32, ir.VectorType(I1, lanes), vt],
-                )
-                v = self.b.call(fn, [addr, ir.Constant(I32, align), mask, passthru])
+                v = self._masked_load(addr, vt, align, mask)
             elif how == "strided":
                 v = self._strided_load(addr, vt, align, mask)
             else:
@@ -273,11 +268,7 @@ class MemoryEmitter:
             return self.b.load(addr, typ=vt, align=align)
         self._count("padded_loads")
         wt = ir.VectorType(vt.element, wide)
-        fn = self.ctx.declare(
-            f"llvm.masked.load.{vname(wt)}.p0", wt, [PTR, I32, ir.VectorType(I1, wide), wt]
-        )
-        on = _first_lanes(vt.count, wide)
-        w = self.b.call(fn, [addr, ir.Constant(I32, align), on, ir.Constant(wt, None)])
+        w = self._masked_load(addr, wt, align, _first_lanes(vt.count, wide))
         lanes = ir.Constant(ir.VectorType(I32, vt.count), list(range(vt.count)))
         return self.b.shuffle_vector(w, ir.Constant(wt, None), lanes)
 
@@ -290,15 +281,28 @@ class MemoryEmitter:
             self.b.store(value, addr, align=align)
             return
         self._count("padded_stores")
-        wt = ir.VectorType(vt.element, wide)
-        fn = self.ctx.declare(
-            f"llvm.masked.store.{vname(wt)}.p0",
-            ir.VoidType(),
-            [wt, PTR, I32, ir.VectorType(I1, wide)],
-        )
         picks = ir.Constant(ir.VectorType(I32, wide), [min(k, vt.count) for k in range(wide)])
         padded = self.b.shuffle_vector(value, ir.Constant(vt, None), picks)
-        self.b.call(fn, [padded, addr, ir.Constant(I32, align), _first_lanes(vt.count, wide)])
+        self._masked_store(padded, addr, align, _first_lanes(vt.count, wide))
+
+    def _masked_load(self, addr: ir.Value, vt: ir.VectorType, align: int, mask) -> ir.Value:
+        """``llvm.masked.load`` of ``vt`` at ``addr``: the lanes ``mask`` turns off read
+        nothing (and are zero)."""
+        fn = self.ctx.declare(
+            f"llvm.masked.load.{vname(vt)}.p0", vt, [PTR, I32, ir.VectorType(I1, vt.count), vt]
+        )
+        return self.b.call(fn, [addr, ir.Constant(I32, align), mask, ir.Constant(vt, None)])
+
+    def _masked_store(self, value: ir.Value, addr: ir.Value, align: int, mask) -> None:
+        """``llvm.masked.store`` of ``value`` at ``addr``: the lanes ``mask`` turns off
+        write nothing."""
+        vt = value.type
+        fn = self.ctx.declare(
+            f"llvm.masked.store.{vname(vt)}.p0",
+            ir.VoidType(),
+            [vt, PTR, I32, ir.VectorType(I1, vt.count)],
+        )
+        self.b.call(fn, [value, addr, ir.Constant(I32, align), mask])
 
     def whole_width(self, vt: ir.VectorType, untied: bool) -> int | None:
         """The power of two a contiguous access of every lane of ``vt`` is emitted at, as a
@@ -338,12 +342,7 @@ class MemoryEmitter:
             wide_mask = self.b.shuffle_vector(
                 mask, off, ir.Constant(ir.VectorType(I32, lanes * stride), picks)
             )
-        fn = self.ctx.declare(
-            f"llvm.masked.load.{vname(span)}.p0",
-            span,
-            [PTR, I32, ir.VectorType(I1, lanes * stride), span],
-        )
-        wide = self.b.call(fn, [addr, ir.Constant(I32, align), wide_mask, ir.Constant(span, None)])
+        wide = self._masked_load(addr, span, align, wide_mask)
         every = ir.Constant(ir.VectorType(I32, lanes), [k * stride for k in range(lanes)])
         return self.b.shuffle_vector(wide, ir.Constant(span, None), every)
 
@@ -380,12 +379,7 @@ class MemoryEmitter:
             self.b.store(self.b.select(mask, value, old), addr, align=align)
         elif how == "contiguous":
             self._count("masked_stores")
-            fn = self.ctx.declare(
-                f"llvm.masked.store.{vname(vt)}.p0",
-                ir.VoidType(),
-                [vt, PTR, I32, ir.VectorType(I1, lanes)],
-            )
-            self.b.call(fn, [value, addr, ir.Constant(I32, align), mask])
+            self._masked_store(value, addr, align, mask)
         else:
             self._count("scatters")
             if how == "scalar":  # every lane writes one address: the last lane wins
