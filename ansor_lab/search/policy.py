@@ -48,7 +48,12 @@ DEFAULT_PARAMS = {
     # BERT QKV GEMM 193/196/163 against 162/187/168 GFLOPS and ResNet-50's last conv
     # 161/146/148 against 161/132/132 (48 random samples often hold none of its good
     # tilings). With the prior before its dense-compute fixes, 8 cost the GEMM 10%.
-    "prior_init_factor": 8,
+    # 24 against 8, five seeds each, re-timed side by side (Zen 5, one thread): ResNet's
+    # stride-2 conv 470-498 us against 481-574 (seed 4's 384 samples held no tile of
+    # 32 channels x 7 lanes, the fastest; 1152 held several), the depthwise conv 24-30
+    # against 21-31 us, the GEMV 96-97 against 87-96 us, ResNet's last conv alike
+    # (1129-1373 against 1101-1340); the first batch costs 4 s more on the ResNet conv
+    "prior_init_factor": 24,
     "use_measured_ratio": 0.2,  # share of the initial population taken from the best measured
     # until the cost model can rank, candidates are ranked by the analytic register-tile
     # prior (search/prior.py) instead of at random; 0 turns it off (Ansor's random start)
