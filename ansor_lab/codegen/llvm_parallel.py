@@ -11,12 +11,6 @@ from ..ir.visitor import post_order_visit
 from .access import const_int
 from .llvm_types import I1, I32, I64, PTR, LoopReport, llvm_type
 
-#: Share of a parallel loop's iterations handed out statically (thread t always runs the
-#: same block, so the data it touched in the last call is still in its core's cache); the
-#: rest is taken in chunks from a shared counter, so a thread that was descheduled does
-#: not hold up the others at the barrier.
-STATIC_SHARE = 0.75
-
 
 class ParallelEmitter:
     """Builder methods that outline a parallel loop."""
@@ -26,14 +20,12 @@ class ParallelEmitter:
         ctx = self.ctx
         free_vars, used_buffers = _free_values(s, self.buffers)
         slots = (
-            [("err", None), ("next", None)]
-            + [("var", v) for v in free_vars]
-            + [("buf", b) for b in used_buffers]
+            [("err", None)] + [("var", v) for v in free_vars] + [("buf", b) for b in used_buffers]
         )
         closure = self.alloca_builder.alloca(I64, size=len(slots), name="closure")
         closure.type = PTR
         for k, (kind, item) in enumerate(slots):
-            if kind in ("err", "next"):
+            if kind == "err":
                 value = ir.Constant(I64, 0)
             elif kind == "var":
                 value = _to_slot(self.b, self.vars[item])
@@ -70,25 +62,28 @@ class ParallelEmitter:
         LLVM could then keep no accumulator in a register across a loop (every store to
         the output might change an input).
 
-        A share of the iterations (``STATIC_SHARE``) is split into one block per thread,
+        Thread t runs the t-th contiguous block of ceil(extent / threads) iterations,
         the same block on every call: a thread finds the rows it read or wrote last time
         in its own core's cache (a layer norm's 128 rows live in two L2 caches, not
-        travelling between them). The rest is handed out dynamically, in chunks of about
-        rest / (8 x threads) taken from a shared counter (one atomic add per chunk): on a
-        machine shared with other jobs a thread that is descheduled does not hold up the
-        whole loop while the other thread idles at the barrier."""
+        travelling between them), and the threads work far apart. Iterations handed out
+        one at a time from a shared counter (the tail of the loop once was) put the two
+        threads on neighbouring iterations at once: a depthwise convolution whose
+        parallel iterations were 14-column halves of the same rows wrote the cache line
+        between them from both cores, and ran 2-7x slower whenever the threads' timing
+        put them there (46 or 340 us for one program, by run) -- a search then ranked it
+        by luck. (OpenMP's ``schedule(static)`` and TVM's thread pool split the same way.)"""
         ctx = self.ctx
         bufs = [item for kind, item in slots if kind == "buf"]
         vars_ = [item for kind, item in slots if kind == "var"]
         var_types = [llvm_type(v.dtype) for v in vars_]
-        body_ty = ir.FunctionType(I32, [PTR, I32, I32] + [PTR] * len(bufs) + var_types)
+        body_ty = ir.FunctionType(I32, [I32, I32] + [PTR] * len(bufs) + var_types)
         body = ir.Function(ctx.module, body_ty, name=fn.name + "_body")
         body.attributes.add("nounwind")
-        buf_args = body.args[3 : 3 + len(bufs)]
+        buf_args = body.args[2 : 2 + len(bufs)]
         for a, b in zip(buf_args, bufs):
             a.name = b.name
             a.add_attribute("noalias")
-        var_args = body.args[3 + len(bufs) :]
+        var_args = body.args[2 + len(bufs) :]
         for a, v in zip(var_args, vars_):
             a.name = v.name
         fb = type(self)(
@@ -102,53 +97,24 @@ class ParallelEmitter:
         bld = fb.b
         lo = fb._as_i64(fb.expr(s.min))
         ext = fb._as_i64(fb.expr(s.extent))
-        n64 = bld.sext(body.args[1], I64)
-        tid = bld.sext(body.args[2], I64)
-        # thread t first runs block t of ext * STATIC_SHARE // n iterations, then takes
-        # chunks of about (ext - static part) / (8 x threads) from the shared counter;
-        # one copy of the loop runs every range (the phis pick the next one)
-        static_share = int(round(STATIC_SHARE * 1024))
-        scaled = bld.sdiv(bld.mul(ext, ir.Constant(I64, static_share)), ir.Constant(I64, 1024))
-        share = bld.sdiv(scaled, n64)
-        static_end = bld.mul(share, n64)
-        mine = bld.mul(tid, share)
-        mine_end = bld.add(mine, share)
-        per = bld.sdiv(bld.sub(ext, static_end), bld.mul(n64, ir.Constant(I64, 8)))
+        n64 = bld.sext(body.args[0], I64)
+        tid = bld.sext(body.args[1], I64)
         one = ir.Constant(I64, 1)
-        chunk = bld.select(bld.icmp_signed("<", per, one), one, per)
-        entry = bld.block
-        work = body.append_basic_block("par.work")
-        grab = body.append_basic_block("par.grab")
-        take = body.append_basic_block("par.take")
-        done = body.append_basic_block("par.done")
-        bld.branch(work)
-        bld.position_at_end(work)
-        first, last = bld.phi(I64, name="par.first"), bld.phi(I64, name="par.last")
-        first.add_incoming(mine, entry)
-        last.add_incoming(mine_end, entry)
+        share = bld.sdiv(bld.add(ext, bld.sub(n64, one)), n64)  # ceil(ext / n)
+        first = _smin(bld, bld.mul(tid, share), ext)
+        last = _smin(bld, bld.add(first, share), ext)
         start, stop = bld.add(lo, first), bld.add(lo, last)
         vt = llvm_type(s.loop_var.dtype)
         if vt != I64:
             start, stop = bld.trunc(start, vt), bld.trunc(stop, vt)
         fb.serial_loop(s, start, stop)
-        bld.branch(grab)
-        bld.position_at_end(grab)
-        k = bld.add(static_end, bld.atomic_rmw("add", body.args[0], chunk, "monotonic"))
-        bld.cbranch(bld.icmp_signed("<", k, ext), take, done)
-        bld.position_at_end(take)
-        end = bld.add(k, chunk)
-        end = bld.select(bld.icmp_signed(">", end, ext), ext, end)
-        bld.branch(work)
-        first.add_incoming(k, take)
-        last.add_incoming(end, take)
-        bld.position_at_end(done)
         fb.finish(ir.Constant(I32, 0))
 
         arg = fn.args[0]
         bld = ir.IRBuilder(fn.append_basic_block("entry"))
         values = []
         for k, (kind, item) in enumerate(slots):
-            if kind in ("err", "next"):
+            if kind == "err":
                 continue
             slot = bld.gep(arg, [ir.Constant(I32, k)], source_etype=I64)
             raw = bld.load(slot, typ=I64)
@@ -165,8 +131,7 @@ class ParallelEmitter:
             bld.store(ir.Constant(I32, 1), cell)
         bufv = values[len(vars_) :]
         varv = values[: len(vars_)]
-        counter = bld.gep(arg, [ir.Constant(I32, 1)], source_etype=I64)
-        rc = bld.call(body, [counter, nth, tid] + bufv + varv)
+        rc = bld.call(body, [nth, tid] + bufv + varv)
         with bld.if_then(bld.icmp_signed("!=", rc, ir.Constant(I32, 0))):
             slot = bld.gep(arg, [ir.Constant(I32, 0)], source_etype=I64)
             bld.atomic_rmw("xchg", slot, bld.sext(rc, I64), "monotonic")
@@ -192,6 +157,10 @@ def _from_slot(b: ir.IRBuilder, raw: ir.Value, t: ir.Type) -> ir.Value:
         v = raw if bits == 64 else b.trunc(raw, ir.IntType(bits))
         return b.bitcast(v, t)
     return raw if t == I64 else b.trunc(raw, t)
+
+
+def _smin(bld: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value:
+    return bld.select(bld.icmp_signed("<", a, b), a, b)
 
 
 def _free_values(s: N.For, buffers: dict) -> tuple[list, list]:
