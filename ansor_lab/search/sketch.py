@@ -48,6 +48,7 @@ from .sketch_reduction import (
     column_reduction,
     column_reduction_alts,
     column_thread_alt,
+    column_thread_split_alt,
     row_fusion_alts,
     row_fusion_loop,
     row_tiled_alt,
@@ -287,7 +288,11 @@ def cpu_rules(num_cores: int, lanes: int = 0) -> list[SketchRule]:
         return _vector_rfactor_alts(state, st) + more
 
     def column_alts(state, st):
-        return column_reduction_alts(state, st) + column_thread_alt(state, st)
+        return (
+            column_reduction_alts(state, st)
+            + column_thread_alt(state, st)
+            + column_thread_split_alt(state, st, num_cores)
+        )
 
     def mlt_alts(state, st):
         return _mlt_alts(state, st) + (_padded_alts(state, st, lanes) if lanes else [])

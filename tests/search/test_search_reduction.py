@@ -251,6 +251,42 @@ def test_column_sums_on_two_cores_give_each_thread_a_column_slice_read_row_by_ro
     assert "tile(SRSS)" not in [s.describe().split(": ")[1] for s in policy_of([A, S]).sketches]
 
 
+def test_column_sums_on_several_cores_can_give_each_thread_a_block_of_rows():
+    A = te.placeholder((96, 80), name="A")
+    S = topi.sum(A, axis=0)
+    for cores in (2, 3):
+        task = make_task([A, S], f"llvm -num-cores={cores}")
+        policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+        needle = f"rfactor(k0, {cores} threads) + tile(RSS)"
+        k = sketch_named(policy, needle)
+        blocks, inner = set(), set()
+        for _ in range(6):
+            _, sch = policy.space.sample(k)
+            check_numeric(sch, sch.args)
+            trace = str(sch.trace)
+            assert REASSOCIATION in trace and f"{cores} per-thread partial results" in trace
+            loops = _for_lines(sch)
+            # per-thread partial sums: the block of rows outermost and parallel, each
+            # thread's 96 / cores rows read in order, a row's columns innermost
+            assert loops[0].startswith(f"for k0_0 in T.parallel({cores}")
+            rows = next(ln for ln in loops if ln.startswith("for k0_1 in"))
+            assert f"range({96 // cores})" in rows or f"T.grid({96 // cores}" in rows, loops
+            # the adding block: the cores' partial rows outside, the columns inside
+            add = loops[loops.index(next(ln for ln in loops if "k0_0_v" in ln)) :]
+            assert add[0].startswith(f"for k0_0_v in T.serial({cores}") or add[0].startswith(
+                f"for k0_0_v in range({cores})"
+            ), add
+            blocks.add(sch.state.stage("T_sum_rf").op.shape)
+            inner.add(loops[-1])
+        assert blocks == {(cores, 80)}
+        assert any("T.vectorized" in ln for ln in inner)
+    # rows that do not divide among the cores: no such sketch
+    B = te.placeholder((37, 80), name="B")
+    task = make_task([B, topi.sum(B, axis=0)], "llvm -num-cores=2")
+    names = [s.describe() for s in auto_scheduler.SketchPolicy(task, seed=0, verbose=0).sketches]
+    assert not any("threads) + tile(RSS)" in n for n in names), names
+
+
 def test_pooling_gets_a_sketch_with_the_window_outside_a_vectorized_row_tile():
     x = te.placeholder((1, 4, 20, 20), name="x")
     pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
