@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_ops.py --ops layer_norm_bert,softmax_rows --threads 1
     .venv/bin/python bench/bench_ops.py                       # all, 64 trials, 1 thread, 1 seed
     .venv/bin/python bench/bench_ops.py --trials 64,256 --threads 1,2 --seeds 5
+    .venv/bin/python bench/bench_ops.py --seeds 5 --per-round 64      # TVM's batch size
     .venv/bin/python bench/bench_ops.py --torch-site VENV/lib/python3.11/site-packages
     ANSOR_BENCH_TVM_PYTHON=/root/venvs/tvmvenv/bin/python .venv/bin/python bench/bench_ops.py
     .venv/bin/python bench/bench_ops.py --jsonl bench/results/ops.jsonl --report   # tables only
@@ -197,13 +198,16 @@ def make_task(op: Op, threads: int):
     )
 
 
-def tune(op: Op, threads: int, budgets: list[int], seed: int, params: dict | None) -> tuple:
-    """(task, {budget: (trace, tuner cost, wall seconds, invalid dropped)}) of one search."""
+def tune(
+    op: Op, threads: int, budgets: list[int], seed: int, params: dict | None, per_round: int = 16
+) -> tuple:
+    """(task, {budget: (trace, tuner cost, wall seconds, invalid dropped)}) of one search
+    measuring ``per_round`` programs a batch."""
     task = make_task(op, threads)
     snap = Snapshot(budgets)
     opts = auto_scheduler.TuningOptions(
         num_measure_trials=max(budgets),
-        num_measures_per_round=16,
+        num_measures_per_round=per_round,
         num_threads=threads,
         verbose=0,
         callbacks=[snap],
@@ -341,13 +345,14 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                 ):
                     continue
                 t0 = time.perf_counter()
-                task, snaps, snap = tune(op, thr, budgets, seed, params)
+                task, snaps, snap = tune(op, thr, budgets, seed, params, args.per_round)
                 for b in budgets:
                     trace, tuner_s, wall, invalid = snaps[b]
                     ours = time_ours(task, trace, thr, op)
                     journal.add(
                         kind="ours", op=name, threads=thr, trials=b, seed=seed, **ours,
                         tuner_s=tuner_s, tune_s=wall, invalid=invalid, trace=trace,
+                        per_round=args.per_round,
                         curve=[c for k, c in enumerate(snap.curve) if 16 * (k + 1) <= b],
                     )  # fmt: skip
                     print(
@@ -402,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", default="64", help="budgets, e.g. 64,256 (checkpoints of one")
     ap.add_argument("--long", action="store_true", help="same as --trials 64,256")
     ap.add_argument("--seeds", type=int, default=1, help="searches per operator (seeds 0..N-1)")
+    ap.add_argument(
+        "--per-round", type=int, default=16, help="programs measured per batch (TVM's default: 64)"
+    )
     ap.add_argument("--ms-seeds", type=int, default=1, help="MetaSchedule searches per operator")
     ap.add_argument(
         "--ms-reuse-only",
