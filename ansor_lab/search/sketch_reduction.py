@@ -329,19 +329,18 @@ def thread_split_alt(state: State, st: Stage, threads: int) -> list:
 def apply_thread_split(sch: Schedule, block: str, axis: str, threads: int, choices: tuple):
     """Split ``axis`` as (kp, kr) with ``threads`` parts, rfactor ``kp`` to the front of a
     per-thread partial-result block, then vector lanes over that block's ``kr``."""
-    st = sch.state.stage(block)
-    loops = sch.get_loops(sch.get_block(block))
-    loops = loops[len(loops) - len(st.leaves) :]
-    kp, _ = sch.split(loops[st.leaves.index(axis)], [threads, None])
-    rf_name = _per_thread_rfactor(sch, block, kp, axis, threads)
+    rf_name = _per_thread_rfactor(sch, block, axis, threads)
     rf_stage = sch.state.stage(rf_name)
     apply_vector_rfactor(sch, rf_name, (rf_stage.leaves[-1],), choices)
 
 
-def _per_thread_rfactor(sch: Schedule, block: str, kp, axis: str, threads: int) -> str:
-    """``rfactor`` of the ``threads``-long loop ``kp`` split off ``axis``, the
+def _per_thread_rfactor(sch: Schedule, block: str, axis: str, threads: int) -> str:
+    """Split ``axis`` as (kp, kr) with ``kp`` ``threads`` long and ``rfactor`` ``kp``, the
     reassociation stated on the per-thread partial-result block; its name."""
     st = sch.state.stage(block)
+    loops = sch.get_loops(sch.get_block(block))
+    loops = loops[len(loops) - len(st.leaves) :]
+    kp, _ = sch.split(loops[st.leaves.index(axis)], [threads, None])
     rf = sch.rfactor(kp, 0)
     combiner = st.op.body[0].combiner if isinstance(st.op.body[0], E.Reduce) else "reduce"
     sch.annotate(
@@ -533,8 +532,10 @@ def column_thread_split_alt(state: State, st: Stage, threads: int) -> list:
     if threads < 2:
         return []
     axis = next((n for n in st.leaves if st.iters[n].kind == "reduce"), None)
+    if axis is None:
+        return []
     extent = derive_extents(st).get(axis)
-    if axis is None or not isinstance(extent, int) or extent % threads or extent < 2 * threads:
+    if not isinstance(extent, int) or extent % threads or extent < 2 * threads:
         return []
     return [
         (
@@ -549,11 +550,7 @@ def apply_column_thread_split(sch: Schedule, block: str, axis: str, threads: int
     results' loops become ``kp``, the reduction, the other spatial axes, then the last
     spatial axis in two sampled levels (the inner one vectorized); the adding block runs
     ``kp`` outermost over the same two levels of the last axis."""
-    st = sch.state.stage(block)
-    loops = sch.get_loops(sch.get_block(block))
-    loops = loops[len(loops) - len(st.leaves) :]
-    kp, _ = sch.split(loops[st.leaves.index(axis)], [threads, None])
-    rf_name = _per_thread_rfactor(sch, block, kp, axis, threads)
+    rf_name = _per_thread_rfactor(sch, block, axis, threads)
     _rows_then_vector(sch, rf_name, first=0)
     _rows_then_vector(sch, block, first=-1)
 
