@@ -287,22 +287,48 @@ class MemoryEmitter:
 
     def _masked_load(self, addr: ir.Value, vt: ir.VectorType, align: int, mask) -> ir.Value:
         """``llvm.masked.load`` of ``vt`` at ``addr``: the lanes ``mask`` turns off read
-        nothing (and are zero)."""
+        nothing (and are zero). Always emitted at a power of two (``_padded_mask``)."""
+        n, wide = vt.count, _power_of_two(vt.count)
+        wt = ir.VectorType(vt.element, wide)
         fn = self.ctx.declare(
-            f"llvm.masked.load.{vname(vt)}.p0", vt, [PTR, I32, ir.VectorType(I1, vt.count), vt]
+            f"llvm.masked.load.{vname(wt)}.p0", wt, [PTR, I32, ir.VectorType(I1, wide), wt]
         )
-        return self.b.call(fn, [addr, ir.Constant(I32, align), mask, ir.Constant(vt, None)])
+        args = [addr, ir.Constant(I32, align), self._padded_mask(mask, n), ir.Constant(wt, None)]
+        v = self.b.call(fn, args)
+        if wide == n:
+            return v
+        lanes = ir.Constant(ir.VectorType(I32, n), list(range(n)))
+        return self.b.shuffle_vector(v, ir.Constant(wt, None), lanes)
 
     def _masked_store(self, value: ir.Value, addr: ir.Value, align: int, mask) -> None:
         """``llvm.masked.store`` of ``value`` at ``addr``: the lanes ``mask`` turns off
-        write nothing."""
+        write nothing. Always emitted at a power of two (``_padded_mask``)."""
+        n, wide = value.type.count, _power_of_two(value.type.count)
+        if wide != n:
+            picks = ir.Constant(ir.VectorType(I32, wide), [min(k, n) for k in range(wide)])
+            value = self.b.shuffle_vector(value, ir.Constant(value.type, None), picks)
         vt = value.type
         fn = self.ctx.declare(
             f"llvm.masked.store.{vname(vt)}.p0",
             ir.VoidType(),
-            [vt, PTR, I32, ir.VectorType(I1, vt.count)],
+            [vt, PTR, I32, ir.VectorType(I1, wide)],
         )
-        self.b.call(fn, [value, addr, ir.Constant(I32, align), mask])
+        self.b.call(fn, [value, addr, ir.Constant(I32, align), self._padded_mask(mask, n)])
+
+    def _padded_mask(self, mask: ir.Value, n: int) -> ir.Value:
+        """``mask`` (``n`` lanes) widened to the next power of two, the added lanes off.
+
+        LLVM's x86 backend splits a masked access of an odd width into legal pieces and,
+        on AVX2, can lose the mask of the odd piece: a ``<9 x float>`` masked load whose
+        ninth lane was off read that lane anyway in one of two unrolled copies (a padded
+        7-wide convolution row took the next row's first element; issue 21). Padded to
+        16 lanes, the split is two plain halves."""
+        wide = _power_of_two(n)
+        if wide == n:
+            return mask
+        picks = ir.Constant(ir.VectorType(I32, wide), [min(k, n) for k in range(wide)])
+        off = ir.Constant(ir.VectorType(I1, n), [0] * n)
+        return self.b.shuffle_vector(mask, off, picks)
 
     def whole_width(self, vt: ir.VectorType, untied: bool) -> int | None:
         """The power of two a contiguous access of every lane of ``vt`` is emitted at, as a
@@ -442,6 +468,11 @@ class MemoryEmitter:
         self.own.discard(buf)
         if heap:
             self.b.call(self.ctx.declare("free", ir.VoidType(), [PTR]), [ptr])
+
+
+def _power_of_two(n: int) -> int:
+    """The smallest power of two >= ``n``."""
+    return 1 << (n - 1).bit_length()
 
 
 def _first_lanes(lanes: int, wide: int) -> ir.Constant:
