@@ -91,15 +91,26 @@ CACHE_TIERS = ((1 << 20, 12.0), (48 << 10, 2.0))
 OOO_WINDOW = 32
 #: Register-tile points up to which an operand's distinct elements are enumerated.
 DISTINCT_ENUMERATION = 4096
+#: Share of the free registers a register tile of odd-width vectors (not a whole number of
+#: 16-byte vectors: 14 float lanes; 12 or 28 split into legal vectors) keeps unspilled.
+#: Past it LLVM spills them lane by lane: a depthwise convolution's 7-row x 14-lane tile
+#: on AVX2 (14 accumulators for 12 free registers) built 560 single-lane inserts and ran
+#: at 609 us, 5x its 121 us 1-row tiles, which the prior ranked below it; on AVX-512 the
+#: 28-row x 14-lane tile (28 accumulators, exactly the free registers) moved zmm
+#: registers through the stack 506 times and ran 3.3x slower than 4 rows.
+ODD_WIDTH_ROOM = 0.5
 #: Steps of the innermost reduction loops that end up straight code (LLVM fully unrolls
 #: such short loops itself, whatever the unroll budget): a convolution's 3x3 window.
 WINDOW_STEPS = 16
 
 
 class _PriorWalker(LoopNestWalker):
-    def __init__(self, lanes: int, registers: int, cores: int) -> None:
+    def __init__(self, lanes: int, registers: int, cores: int, min_lanes: int = 4) -> None:
         super().__init__()
         self.lanes = max(1, lanes)
+        #: lanes of the narrowest vector register (16 bytes): widths made of whole ones
+        #: split into legal vectors
+        self.min_lanes = max(1, min_lanes)
         self.registers = registers
         self.cores = max(1, cores)
         self.work = 0.0
@@ -196,6 +207,11 @@ class _PriorWalker(LoopNestWalker):
                 )
                 if accumulators + window > room:
                     eff *= room / (accumulators + window)
+            odd_room = int(room * ODD_WIDTH_ROOM)
+            if vec is not None and vec.extent % self.min_lanes and accumulators > odd_room:
+                # a width no whole number of 16-byte vectors makes (14 lanes: LLVM's
+                # <14 x float>): such accumulators spill early, lane by lane
+                eff *= (odd_room / accumulators) ** 2
             unrolled = _unrolled_steps(loops)
             if around > unrolled:
                 eff *= 0.5  # the tile's loops stay loops: accumulators go through memory
@@ -481,7 +497,7 @@ def analytic_score(
     memory bound).
     """
     lanes = max(1, vector_bytes // elem_bytes)
-    walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores)
+    walker = _PriorWalker(lanes, 32 if vector_bytes >= 64 else 16, cores, 16 // elem_bytes)
     walker.visit(func.body)
     time = walker.time + walker.memory_time(elem_bytes) * lanes / 16
     if time <= 0:

@@ -429,6 +429,7 @@ def _depthwise(
     stride: int = 1,
     padded_at: str | None = "j0",
     unroll: int = 16,
+    vector_bytes: int = 64,
 ) -> float:
     """The score of a 3x3 depthwise convolution over ``shape`` whose register tile is
     ``rows`` rows x ``width`` lanes under its window, its padded input copied per tile
@@ -450,7 +451,7 @@ def _depthwise(
         sch.compute_at(pad, {"j0": j0, "c": c}[padded_at])
     sch.vectorize(j1)
     sch.annotate(n, "pragma_auto_unroll_max_step", unroll)
-    return _score(sch)
+    return _score(sch, vector_bytes)
 
 
 def _depthwise_tile(rows: int, width: int) -> float:
@@ -525,3 +526,29 @@ def test_a_load_across_a_cache_line_costs_two(compute_only):
     shifted 14-lane loads each stay inside one 64-byte line, 41 us reading the padded
     channel, where most of them straddle two; the prior ranked them alike."""
     assert _depthwise_4x14(True) > 1.15 * _depthwise_4x14(False)
+
+
+def _dw_tile(rows: int, width: int, vector_bytes: int) -> float:
+    """``rows`` x ``width`` lanes over 28 x 28 channels, padded input copied per tile."""
+    return _depthwise((1, 8, 28, 28), rows, width, unroll=64, vector_bytes=vector_bytes)
+
+
+def test_odd_width_accumulators_spill_early(compute_only):
+    """A 14-lane vector is no whole number of 16-byte registers (LLVM's <14 x float>):
+    past half the free registers such accumulators spill lane by lane. Measured, one
+    thread, 256 channels of 28 x 28: on AVX2 (12 free registers) the 7-row x 14-lane tile
+    (14 accumulators) built 560 single-lane inserts and ran at 609 us, the 1-row x 28-lane
+    tile at 121; on AVX-512 (28 free) 28 rows x 14 lanes ran at 77 us, 4 rows at 23-48.
+    The prior ranked both slow tiles first."""
+    assert _dw_tile(7, 14, 32) < 0.5 * _dw_tile(1, 28, 32)
+    assert _dw_tile(28, 14, 64) < 0.5 * _dw_tile(4, 14, 64)
+    # whole widths and a few odd accumulators keep their scores: 7 x 16 lanes on AVX2
+    # (14 accumulators of whole vectors) pays only the plain spill, 7 x 14 on AVX-512
+    # (7 accumulators) nothing
+    before = prior.ODD_WIDTH_ROOM
+    try:
+        prior.ODD_WIDTH_ROOM = 1.0
+        unchanged = [_dw_tile(7, 16, 32), _dw_tile(7, 14, 64), _dw_tile(1, 28, 32)]
+    finally:
+        prior.ODD_WIDTH_ROOM = before
+    assert [_dw_tile(7, 16, 32), _dw_tile(7, 14, 64), _dw_tile(1, 28, 32)] == unchanged
