@@ -15,7 +15,7 @@ GOLDEN_DIR = Path(__file__).parent / "golden"
 # The measured bandwidths and peaks (``measure.bandwidth``, the roofline) are cached per
 # machine in ~/.cache/ansor_lab, and the prior reads the machine balance from there: with
 # a cache left by a bench, the prior's tests saw a memory bound a fresh machine (CI) does
-# not have. Each test process gets an empty cache of its own, created on first use.
+# not have. Each test process gets an empty cache of its own, removed when it exits.
 os.environ["ANSOR_LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="ansor_lab_test_cache_")
 atexit.register(shutil.rmtree, os.environ["ANSOR_LAB_CACHE_DIR"], ignore_errors=True)
 

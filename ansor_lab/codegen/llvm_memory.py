@@ -319,10 +319,10 @@ class MemoryEmitter:
         """``mask`` (``n`` lanes) widened to the next power of two, the added lanes off.
 
         LLVM's x86 backend splits a masked access of an odd width into legal pieces and,
-        on AVX2, can lose the mask of the odd piece: a ``<9 x float>`` masked load whose
-        ninth lane was off read that lane anyway in one of two unrolled copies (a padded
-        7-wide convolution row took the next row's first element; issue 21). Padded to
-        16 lanes, the split is two plain halves."""
+        tuned for Zen 3 (``-mcpu=znver3``; ``haswell`` was right), lost the mask of the
+        odd piece: a ``<9 x float>`` masked load whose ninth lane was off read that lane
+        anyway in one of two unrolled copies (a padded 7-wide convolution row took the
+        next row's first element). Padded to 16 lanes, the split is two plain halves."""
         wide = _power_of_two(n)
         if wide == n:
             return mask
