@@ -281,9 +281,7 @@ class MemoryEmitter:
             self.b.store(value, addr, align=align)
             return
         self._count("padded_stores")
-        picks = ir.Constant(ir.VectorType(I32, wide), [min(k, vt.count) for k in range(wide)])
-        padded = self.b.shuffle_vector(value, ir.Constant(vt, None), picks)
-        self._masked_store(padded, addr, align, _first_lanes(vt.count, wide))
+        self._masked_store(self._widened(value, wide), addr, align, _first_lanes(vt.count, wide))
 
     def _masked_load(self, addr: ir.Value, vt: ir.VectorType, align: int, mask) -> ir.Value:
         """``llvm.masked.load`` of ``vt`` at ``addr``: the lanes ``mask`` turns off read
@@ -304,9 +302,7 @@ class MemoryEmitter:
         """``llvm.masked.store`` of ``value`` at ``addr``: the lanes ``mask`` turns off
         write nothing. Always emitted at a power of two (``_padded_mask``)."""
         n, wide = value.type.count, _power_of_two(value.type.count)
-        if wide != n:
-            picks = ir.Constant(ir.VectorType(I32, wide), [min(k, n) for k in range(wide)])
-            value = self.b.shuffle_vector(value, ir.Constant(value.type, None), picks)
+        value = self._widened(value, wide)
         vt = value.type
         fn = self.ctx.declare(
             f"llvm.masked.store.{vname(vt)}.p0",
@@ -323,12 +319,15 @@ class MemoryEmitter:
         odd piece: a ``<9 x float>`` masked load whose ninth lane was off read that lane
         anyway in one of two unrolled copies (a padded 7-wide convolution row took the
         next row's first element). Padded to 16 lanes, the split is two plain halves."""
-        wide = _power_of_two(n)
+        return self._widened(mask, _power_of_two(n))
+
+    def _widened(self, v: ir.Value, wide: int) -> ir.Value:
+        """``v`` with lanes added up to ``wide``, each zero (a mask's: off)."""
+        n = v.type.count
         if wide == n:
-            return mask
+            return v
         picks = ir.Constant(ir.VectorType(I32, wide), [min(k, n) for k in range(wide)])
-        off = ir.Constant(ir.VectorType(I1, n), [0] * n)
-        return self.b.shuffle_vector(mask, off, picks)
+        return self.b.shuffle_vector(v, ir.Constant(v.type, None), picks)
 
     def whole_width(self, vt: ir.VectorType, untied: bool) -> int | None:
         """The power of two a contiguous access of every lane of ``vt`` is emitted at, as a
@@ -343,7 +342,7 @@ class MemoryEmitter:
         forwards stores to loads and keeps a register tile in registers only through
         plain loads and stores."""
         lanes = vt.count
-        wide = 1 << (lanes - 1).bit_length()
+        wide = _power_of_two(lanes)
         if not untied or not self.ctx.scalef or wide == lanes or lanes < 3:
             return None
         element = vt.element  # AVX-512F masks 32- and 64-bit lanes (8- and 16-bit: BW)
