@@ -3,7 +3,7 @@
 An exercise cell leaves the student's answer as ``None`` (or a schedule with nothing done)
 and ends with a checker call::
 
-    check_schedule(answer, inputs=[a, b], expected=a @ b, faster_than=naive_seconds)
+    check_schedule(answer, inputs=[a, b], expected=a @ b, baseline=naive, speedup=4)
 
 The checker builds the answer, runs it on the inputs, compares every output with the numpy
 reference and times it. It never raises on a wrong or missing answer: it returns an
@@ -91,6 +91,8 @@ def check_schedule(
     args: Sequence | None = None,
     title: str = "exercise",
     faster_than: float | None = None,
+    baseline: Any = None,
+    speedup: float = 1.0,
     rtol: float = 1e-4,
     atol: float = 1e-4,
     number: int = 3,
@@ -102,11 +104,18 @@ def check_schedule(
     ``answer`` is a ``tir.Schedule``, ``(te_schedule, [tensors])``, a PrimFunc/IRModule or a
     built module; ``None`` means "not answered yet". The outputs are allocated from the
     shapes and dtypes of ``expected`` (one array, or one per output, in argument order).
-    With ``faster_than`` (seconds) the answer must also run in less time than that.
+    With ``faster_than`` (seconds) the answer must also run in less time than that. With
+    ``baseline`` (a program in any form ``answer`` takes) it must run ``speedup`` times as
+    fast as the baseline, both timed by the checker in alternating rounds: a time taken
+    earlier, on a machine that got busier or quieter since, cannot decide the check.
     The result prints "correct: ..." or "not yet: <why>"; it never raises on a wrong answer.
     """
     if not inputs:
         raise ExerciseError("check_schedule needs the input arrays (inputs=[a, b, ...])")
+    if baseline is not None and faster_than is not None:
+        raise ExerciseError("give faster_than= (seconds) or baseline= (a program), not both")
+    if not speedup > 0:
+        raise ExerciseError(f"speedup= must be a positive factor, got {speedup!r}")
     wants = [expected] if isinstance(expected, np.ndarray) else list(expected)
     if not wants or not all(isinstance(w, np.ndarray) for w in wants):
         raise ExerciseError("expected= must be a numpy array or a list of them (the reference)")
@@ -129,6 +138,10 @@ def check_schedule(
         err_max = max(err_max, float(diff.max(initial=0.0)))
         if not np.allclose(got, want, rtol=rtol, atol=atol):
             return _not_yet(title, f"wrong result: max abs error {err_max:.3g}", max_error=err_max)
+    if baseline is not None:
+        return _against_baseline(
+            title, func, baseline, inputs, outs, speedup, args, target, err_max
+        )
     seconds = float(func.time_evaluator(number=number, repeat=repeat)(*inputs, *outs).median)
     timing = f"{seconds * 1e3:.3f} ms"
     if faster_than is not None:
@@ -144,6 +157,71 @@ def check_schedule(
         )
     return ExerciseResult(
         title, True, f"matches numpy (max abs error {err_max:.2g}), {timing}", seconds, err_max
+    )
+
+
+#: rounds of the side-by-side timing (odd: the median is one round's ratio)
+BASELINE_ROUNDS = 7
+#: seconds each program runs per round, at least
+ROUND_SECONDS = 0.02
+
+
+def _runs_per_round(func: Any, inputs: Sequence, outs: list) -> int:
+    once = float(func.time_evaluator(number=1, repeat=1)(*inputs, *outs).mean)
+    return max(1, min(1000, int(ROUND_SECONDS / max(once, 1e-9))))
+
+
+def _against_baseline(
+    title: str,
+    func: Any,
+    baseline: Any,
+    inputs: Sequence,
+    outs: list,
+    speedup: float,
+    args: Sequence | None,
+    target: str,
+    err_max: float,
+) -> ExerciseResult:
+    """Time the answer and the baseline in alternating rounds; the median of the per-round
+    ratios decides (a round's two times are taken moments apart, under the same load)."""
+    try:
+        base = _as_callable(baseline, args, target)
+        base(*inputs, *[np.zeros_like(o) for o in outs])
+    except Exception as err:  # noqa: BLE001 - the exercise's own baseline is broken
+        raise ExerciseError(f"the baseline does not build and run: {err}") from err
+    n_func = _runs_per_round(func, inputs, outs)
+    n_base = _runs_per_round(base, inputs, outs)
+    ratios, mine, theirs = [], [], []
+    for r in range(BASELINE_ROUNDS):
+        # who goes first alternates: a round's first run may find the caches or the CPU's
+        # clock in another state than its second
+        order = ((func, n_func), (base, n_base)) if r % 2 == 0 else ((base, n_base), (func, n_func))
+        t = {
+            id(f): float(f.time_evaluator(number=n, repeat=1)(*inputs, *outs).mean)
+            for f, n in order
+        }
+        t_mine, t_base = t[id(func)], t[id(base)]
+        mine.append(t_mine)
+        theirs.append(t_base)
+        ratios.append(t_base / t_mine)
+    ratio = float(np.median(ratios))
+    seconds, base_seconds = float(np.median(mine)), float(np.median(theirs))
+    side = f"{seconds * 1e3:.3f} ms against the baseline's {base_seconds * 1e3:.3f} ms"
+    if ratio < speedup:
+        return _not_yet(
+            title,
+            f"right result, but {ratio:.2f}x the baseline's speed ({side}, timed side by "
+            f"side); {speedup:g}x wanted",
+            seconds=seconds,
+            max_error=err_max,
+        )
+    return ExerciseResult(
+        title,
+        True,
+        f"matches numpy (max abs error {err_max:.2g}), {ratio:.1f}x faster than the baseline "
+        f"({side}; {speedup:g}x wanted)",
+        seconds,
+        err_max,
     )
 
 

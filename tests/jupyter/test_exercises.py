@@ -69,6 +69,45 @@ def test_too_slow_is_rejected(matmul) -> None:
     assert res.passed and "faster than the" in res.message
 
 
+def _matmul_256():
+    n = 256
+    A, B = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    rng = np.random.default_rng(5)
+    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in "ab")
+    return te.create_prim_func([A, B, C]), a, b
+
+
+def test_a_baseline_is_timed_side_by_side_with_the_answer() -> None:
+    func, a, b = _matmul_256()
+    naive = tir.Schedule(func)  # i, j, k: B read down its columns
+    stream = tir.Schedule(func)
+    i, j, k = stream.get_loops(stream.get_block("C"))
+    stream.reorder(i, k, j)
+    stream.vectorize(stream.split(j, [None, 8])[1])
+    res = check_schedule(stream, [a, b], a @ b, baseline=naive, speedup=2, rtol=1e-3, atol=1e-3)
+    assert res.passed, str(res)
+    ratio = float(res.message.split("x faster than the baseline")[0].rsplit(" ", 1)[1])
+    assert ratio >= 2 and "2x wanted" in res.message and res.seconds > 0
+    # the same program against itself is about 1x, whatever the machine's load
+    same = check_schedule(naive, [a, b], a @ b, baseline=naive, speedup=1.5, rtol=1e-3, atol=1e-3)
+    assert not same.passed and "timed side by side); 1.5x wanted" in same.message
+    ratio = float(same.message.split("right result, but ")[1].split("x")[0])
+    assert 0.6 < ratio < 1.5, same.message
+
+
+def test_baseline_misuse_is_our_error(matmul) -> None:
+    A, B, C, a, b = matmul
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    with pytest.raises(ExerciseError, match="not both"):
+        check_schedule(sch, [a, b], a @ b, faster_than=1.0, baseline=sch)
+    with pytest.raises(ExerciseError, match="positive factor"):
+        check_schedule(sch, [a, b], a @ b, baseline=sch, speedup=0)
+    with pytest.raises(ExerciseError, match="baseline does not build and run"):
+        check_schedule(sch, [a, b], a @ b, baseline=object())
+
+
 def test_build_and_run_errors_are_feedback(matmul) -> None:
     A, B, C, a, b = matmul
     res = check_schedule(object(), [a, b], a @ b)

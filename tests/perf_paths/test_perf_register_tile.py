@@ -38,7 +38,9 @@ def _depthwise(unroll_budget: int):
 def test_accumulators_are_not_stored_at_every_step(budget, rand):
     # budget 16 unrolls the 7 rows only, 32 the rows and dj, 512 everything
     f = _depthwise(budget)
-    stores = len(re.findall(r"store <\d+ x float>", f.get_source("ll")))
+    # the accumulators are rows of 14 lanes; the padded rows copied per tile are 16 wide
+    # (14 + 2 halo) and are stored once each, however LLVM unrolls the loops around them
+    stores = len(re.findall(r"store <14 x float>", f.get_source("ll")))
     # in memory, the 7 accumulators take a store per step of the 9-step window: >= 63
     assert 0 < stores < 7 * 9, stores
     a, w = rand((1, 8, 28, 28)), rand((8, 1, 3, 3))
