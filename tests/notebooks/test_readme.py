@@ -17,7 +17,7 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
         assert line.startswith("python3 -m venv .venv && .venv/bin/pip install -e ")
     assert '".[jupyter]"' in lab and "jupyter lab --no-browser --ip=127.0.0.1" in lab
     assert lab.rstrip().endswith(" notebooks/")
-    assert '".[test,jupyter]"' in tests and tests.endswith("python -m pytest -n 2 -q")
+    assert '".[test,jupyter]"' in tests and tests.endswith('python -m pytest -n 2 -q -m "not slow"')
     assert README[2] == ""
 
 
@@ -25,6 +25,8 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert README[1] in ci, ".ci/run must run the README's second line unchanged"
     assert any(line.strip() == ".venv/bin/ruff check ." for line in ci)
+    # the README's line is the default tier; CI runs the slow tier after it
+    assert ".venv/bin/python -m pytest -n 2 -q -m slow" in ci
 
 
 def test_files_named_in_readme_exist() -> None:
