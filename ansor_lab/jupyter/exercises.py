@@ -139,9 +139,8 @@ def check_schedule(
         if not np.allclose(got, want, rtol=rtol, atol=atol):
             return _not_yet(title, f"wrong result: max abs error {err_max:.3g}", max_error=err_max)
     if baseline is not None:
-        return _against_baseline(
-            title, func, baseline, inputs, outs, speedup, args, target, err_max
-        )
+        base = _built_baseline(baseline, inputs, outs, args, target)
+        return _against_baseline(title, func, base, inputs, outs, speedup, err_max)
     seconds = float(func.time_evaluator(number=number, repeat=repeat)(*inputs, *outs).median)
     timing = f"{seconds * 1e3:.3f} ms"
     if faster_than is not None:
@@ -171,39 +170,45 @@ def _runs_per_round(func: Any, inputs: Sequence, outs: list) -> int:
     return max(1, min(1000, int(ROUND_SECONDS / max(once, 1e-9))))
 
 
-def _against_baseline(
-    title: str,
-    func: Any,
-    baseline: Any,
-    inputs: Sequence,
-    outs: list,
-    speedup: float,
-    args: Sequence | None,
-    target: str,
-    err_max: float,
-) -> ExerciseResult:
-    """Time the answer and the baseline in alternating rounds; the median of the per-round
-    ratios decides (a round's two times are taken moments apart, under the same load)."""
+def _built_baseline(
+    baseline: Any, inputs: Sequence, outs: list, args: Sequence | None, target: str
+) -> Any:
     try:
         base = _as_callable(baseline, args, target)
         base(*inputs, *[np.zeros_like(o) for o in outs])
     except Exception as err:  # noqa: BLE001 - the exercise's own baseline is broken
         raise ExerciseError(f"the baseline does not build and run: {err}") from err
+    return base
+
+
+def _against_baseline(
+    title: str,
+    func: Any,
+    base: Any,
+    inputs: Sequence,
+    outs: list,
+    speedup: float,
+    err_max: float,
+) -> ExerciseResult:
+    """Time the answer and the baseline in alternating rounds; the median of the per-round
+    ratios decides (a round's two times are taken moments apart, under the same load)."""
     n_func = _runs_per_round(func, inputs, outs)
     n_base = _runs_per_round(base, inputs, outs)
-    ratios, mine, theirs = [], [], []
+
+    def timed(f: Any, number: int) -> float:
+        return float(f.time_evaluator(number=number, repeat=1)(*inputs, *outs).mean)
+
+    mine, theirs = [], []
     for r in range(BASELINE_ROUNDS):
         # who goes first alternates: a round's first run may find the caches or the CPU's
         # clock in another state than its second
-        order = ((func, n_func), (base, n_base)) if r % 2 == 0 else ((base, n_base), (func, n_func))
-        t = {
-            id(f): float(f.time_evaluator(number=n, repeat=1)(*inputs, *outs).mean)
-            for f, n in order
-        }
-        t_mine, t_base = t[id(func)], t[id(base)]
-        mine.append(t_mine)
-        theirs.append(t_base)
-        ratios.append(t_base / t_mine)
+        if r % 2 == 0:
+            mine.append(timed(func, n_func))
+            theirs.append(timed(base, n_base))
+        else:
+            theirs.append(timed(base, n_base))
+            mine.append(timed(func, n_func))
+    ratios = [t_base / t_mine for t_mine, t_base in zip(mine, theirs)]
     ratio = float(np.median(ratios))
     seconds, base_seconds = float(np.median(mine)), float(np.median(theirs))
     side = f"{seconds * 1e3:.3f} ms against the baseline's {base_seconds * 1e3:.3f} ms"
