@@ -11,6 +11,7 @@ in emission order; ``codegen.vector_form`` reuses its walk to read the printed f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..dsl import dtypes, expr as E
@@ -129,24 +130,46 @@ def const_int(e: E.PrimExpr) -> int | None:
     return int(e.value) if isinstance(e, E.IntImm) else None
 
 
-def vector_chunks(lanes: int) -> list[tuple[int, int]]:
+def vector_chunks(lanes: int, register_lanes: int = MAX_WHOLE_LANES) -> list[tuple[int, int]]:
     """(offset, width) pieces of a vectorized loop of ``lanes``: up to ``MAX_WHOLE_LANES``
-    one piece of the loop's own width (LLVM's x86 backend widens a <7 x float> to one
-    register); wider, powers of two over the whole groups of ``MAX_WHOLE_LANES`` and the
-    rest as one piece (44 = 32 + 12).
+    (or one register of the target, ``register_lanes``, when that is narrower) one piece
+    of the loop's own width (LLVM's x86 backend widens a <7 x float> to one register);
+    wider, powers of two over the whole groups of that width and the rest as one piece
+    (44 = 32 + 12 with AVX-512's 16 lanes; 32 + 8 + 4 with AVX2's 8).
 
-    Only the width decides, never the body: the statements of one register tile (its
-    zeroing, its padded multiply-add) must cut a row alike, or LLVM cannot forward a
-    12-lane store to an 8- and a 4-lane load and keeps the accumulators in memory. A
-    28-lane row is 16 + 12, two registers an operation, where 16 + 8 + 4 took three (a
-    depthwise convolution's 2 x 28 tile spent a third of its multiply-adds on the narrow
-    pieces). No mask is wider than ``MAX_WHOLE_LANES``: one as wide as <48 x i1> living
-    across blocks makes LLVM scalarize every select and masked access that uses it."""
-    if lanes <= MAX_WHOLE_LANES:
+    Only the width and the target decide, never the body: the statements of one register
+    tile (its zeroing, its padded multiply-add) must cut a row alike, or LLVM cannot
+    forward a 12-lane store to an 8- and a 4-lane load and keeps the accumulators in
+    memory. On AVX-512 a 28-lane row is 16 + 12, two registers an operation, where
+    16 + 8 + 4 took three (a depthwise convolution's 2 x 28 tile spent a third of its
+    multiply-adds on the narrow pieces). On AVX2 a piece wider than a register must be
+    whole registers: LLVM carries a <12 x float> or <14 x float> accumulator across a loop
+    lane by lane (a 192^3 matmul's 4 x 12 tile: 72 single-lane inserts, 13 GFLOPS; cut
+    8 + 4, 44; 4 x 14 as 8 + 6: 10 against 55). No mask is wider than
+    ``MAX_WHOLE_LANES``: one as wide as <48 x i1> living across blocks makes LLVM
+    scalarize every select and masked access that uses it."""
+    whole_lanes = max(1, min(MAX_WHOLE_LANES, register_lanes))
+    if lanes <= whole_lanes:
         return [(0, lanes)]
-    whole = lanes - lanes % MAX_WHOLE_LANES
+    whole = lanes - lanes % whole_lanes
     tail = [(whole, lanes - whole)] if whole < lanes else []
     return _pow2_chunks(whole) + tail
+
+
+def planned_chunks(loop: N.For, key: str = "llvm.vectorize") -> list[tuple[int, int]]:
+    """The pieces ``codegen.pipeline`` planned for the vectorized ``loop`` (its mark
+    ``x28 (16+8+4): ...`` names them; ``vector_chunks`` for the target decided them), so
+    the view, the generator and the NaN flags cut the row as the plan did."""
+    lanes = const_int(loop.extent)
+    mark = loop.annotation(key)
+    found = re.match(r"x(\d+) \(([\d+]+)\)", mark) if isinstance(mark, str) else None
+    if lanes is None or found is None or int(found.group(1)) != lanes:
+        return vector_chunks(lanes) if lanes is not None else []
+    out, offset = [], 0
+    for width in (int(w) for w in found.group(2).split("+")):
+        out.append((offset, width))
+        offset += width
+    return out if offset == lanes else vector_chunks(lanes)
 
 
 def _pow2_chunks(lanes: int) -> list[tuple[int, int]]:

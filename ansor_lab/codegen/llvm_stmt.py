@@ -14,7 +14,7 @@ from ..errors import CodegenError
 from ..ir import nodes as N
 from ..ir.bound_check import interval
 from . import horizontal_reduce, nan_flag_reduce, transpose_copy
-from .access import const_int, loop_bounds, not_vectorizable, vector_chunks
+from .access import const_int, loop_bounds, not_vectorizable, planned_chunks
 from .llvm_types import MAX_UNROLL, LoopReport, Vector, llvm_type, memory_type
 
 
@@ -240,7 +240,7 @@ class StmtEmitter:
         convolution 2.5x slower."""
         base = self.expr(s.min)
         total: dict = {}
-        chunks = vector_chunks(lanes)
+        chunks = planned_chunks(s)
         for offset, n in chunks:
             start = base if offset == 0 else self.b.add(base, ir.Constant(base.type, offset))
             self.vec = Vector(s.loop_var, n, start, None, {s.loop_var})

@@ -49,7 +49,7 @@ from llvmlite import ir
 from ..dsl import dtypes, expr as E
 from ..dsl.traversal import free_vars, post_order
 from ..ir import nodes as N
-from .access import vector_chunks
+from .access import planned_chunks
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def flag_widths(red: NanFlagReduce) -> set[int]:
     extent = loop.extent.value if isinstance(loop.extent, E.IntImm) else None
     if extent is None:
         return {0}
-    return {0} | {n for _, n in vector_chunks(extent)}
+    return {0} | {n for _, n in planned_chunks(loop)}
 
 
 def make_flags(fb, red: NanFlagReduce) -> dict:

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..dsl.dtypes import itemsize
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.inline_lets import inline_index_lets
@@ -43,7 +44,7 @@ from ..ir.passes import unroll_by_pragma
 from ..ir.private_alloc import privatize_parallel_allocs
 from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
-from ..ir.visitor import IRMutator
+from ..ir.visitor import IRMutator, walk_stmts
 from . import access as A, transpose_copy
 from .gpu_verify import check_gpu_program
 from .intrin_lowering import apply_lowering_rules
@@ -94,7 +95,7 @@ def prepare(
     func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = keep_unread_results(func)
-        func = func.with_body(_Legalize().visit_stmt(func.body))
+        func = func.with_body(_Legalize(tgt.vector_bytes).visit_stmt(func.body))
     return func
 
 
@@ -115,20 +116,35 @@ class VectorPlan:
         return head + ": " + ", ".join(str(a) for a in self.accesses)
 
 
-def vector_plan(loop: N.For) -> VectorPlan:
-    """The plan of one vectorized loop (not part of a transposed copy)."""
+def vector_plan(loop: N.For, vector_bytes: int = 0) -> VectorPlan:
+    """The plan of one vectorized loop (not part of a transposed copy); with the target's
+    ``vector_bytes``, its row is cut at the register's width (``access.vector_chunks``)."""
     extent = A.const_int(loop.extent)
     reason = A.not_vectorizable(loop, extent)
     if reason is not None:
         return VectorPlan(extent, fallback=f"scalar loop ({reason})")
-    chunks = tuple(A.vector_chunks(extent))
+    chunks = tuple(A.vector_chunks(extent, _register_lanes(loop, vector_bytes)))
     walker = A.AccessWalker(loop.loop_var, lanes=max(n for _, n in chunks))
     walker.stmt(loop.body, False)
     return VectorPlan(extent, chunks, tuple(walker.found))
 
 
+def _register_lanes(loop: N.For, vector_bytes: int) -> int:
+    """Elements of the widest type ``loop`` stores that one vector register holds (no
+    limit without ``vector_bytes``)."""
+    if vector_bytes <= 0:
+        return A.MAX_WHOLE_LANES
+    sizes = [
+        itemsize(x.buffer.dtype) for x in walk_stmts(loop.body) if isinstance(x, N.BufferStore)
+    ]
+    return max(1, vector_bytes // max(sizes, default=4))
+
+
 class _Legalize(IRMutator):
     """Annotates vectorized and unrolled loops with how the LLVM generator emits them."""
+
+    def __init__(self, vector_bytes: int = 0) -> None:
+        self.vector_bytes = vector_bytes
 
     def stmt_For(self, s: N.For) -> N.Stmt:
         if s.kind in ("serial", "unrolled"):
@@ -138,7 +154,7 @@ class _Legalize(IRMutator):
                 return _mark(s, _mark_inner(s, copy.vector, VECTORIZE_KEY, mark))
         if s.kind == "vectorized":
             # the body is emitted lane-wise (or, on fallback, as a plain loop nest)
-            plan = vector_plan(s)
+            plan = vector_plan(s, self.vector_bytes)
             body = self.visit_stmt(s.body) if plan.fallback else s.body
             return _with(s, body, VECTORIZE_KEY, str(plan))
         body = self.visit_stmt(s.body)

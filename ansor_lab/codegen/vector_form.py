@@ -83,7 +83,7 @@ class _Rewriter(IRMutator):
             return s if body is s.body else replace(s, body=body)
         lanes = A.const_int(s.extent)
         chunks = []
-        for offset, n in A.vector_chunks(lanes):
+        for offset, n in A.planned_chunks(s):
             base = simplify_expr(E.Add(s.min, E.IntImm(offset, s.min.dtype), s.min.dtype))
             chunks.append((n, _Chunk(s.loop_var, base, n).stmt(s.body)))
         self.loops.append(VectorLoop(s.loop_var.name, lanes, tuple(chunks)))

@@ -30,7 +30,7 @@ from .gpu_postproc import apply_gpu_postproc
 from .gpu_sketch import annotate_gpu, gpu_rules
 from .partial_schedule import as_partial_schedule, starting_schedule
 from .postproc import apply_postproc
-from .selection import diverse_top, finalists, hedge_picks
+from .selection import diverse_top, finalists, hedge_picks, program_structure
 from .sketch import Sketch, annotate_sampling, cpu_rules, generate_sketches
 from .space import Candidate, SearchSpace, freeze
 
@@ -69,7 +69,8 @@ DEFAULT_PARAMS = {
     # decisions apart (0: plain rank order)
     "first_batch_min_diff": 2,
     # before that rule, up to this share of the first batch's ranked picks is the best of
-    # each register tile (selection.register_tile) the prior scores within
+    # each program structure (selection.program_structure: register tile and compute
+    # locations) the prior scores within
     # first_batch_tile_margin of its best (0 turns it off)
     "first_batch_tiles": 0.5,
     "first_batch_tile_margin": 0.9,
@@ -349,6 +350,7 @@ class SketchPolicy:
                 tiles=int(n_greedy * p["first_batch_tiles"]),
                 score=lambda c: self.last_predictions.get(c.key),
                 tile_margin=p["first_batch_tile_margin"],
+                structure=lambda c: program_structure(c, self.space.location_positions(c.sketch)),
             )
         elif self.model.ready and self.model.num_samples < p["prior_hedge_until"]:
             n_hedge = int(round(n_greedy * p["prior_hedge"]))

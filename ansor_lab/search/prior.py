@@ -237,7 +237,7 @@ class _PriorWalker(LoopNestWalker):
             # its loads)
             eff *= min(latency, ports)
         elif vec is not None and (
-            self._gathers(s, vec) or any(_gathered(x, vec) for x in _loads_of(s))
+            self._gathers(s, vec) or any(_gathered(x, vec, self.lanes) for x in _loads_of(s))
         ):
             eff /= 4.0  # a gather or a scatter: one element per lane
         par = [lp for lp in loops if lp.kind == "parallel"]
@@ -310,7 +310,7 @@ class _PriorWalker(LoopNestWalker):
             if step == 1:  # contiguous: a load that straddles a cache line is two
                 share = self._split_share(form, ld.buffer.dtype, vec)
                 n *= math.ceil(vec.extent / self.lanes) * (1.0 + share)
-            elif step and _span_load(step, ld.buffer.dtype, vec):
+            elif step and _span_load(step, ld.buffer.dtype, vec, self.lanes):
                 n *= math.ceil(vec.extent * step / self.lanes) + 1  # the span, a shuffle
             elif step != 0:  # a gather (step 0: every lane reads one element)
                 n *= vec.extent
@@ -340,7 +340,7 @@ class _PriorWalker(LoopNestWalker):
         # the registers a row is loaded into: codegen's chunks, each cut into vectors
         pieces = [
             (off + at, min(self.lanes, width - at))
-            for off, width in vector_chunks(vec.extent)
+            for off, width in vector_chunks(vec.extent, self.lanes)
             for at in range(0, width, self.lanes)
         ]
         split = sum((r + at) % line + width > line for r in residues for at, width in pieces)
@@ -360,19 +360,19 @@ def _lane_step(ld: N.BufferLoad, vec) -> tuple:
     return load_stride(form, vec.var, {vec.var}), form
 
 
-def _span_load(step: int | None, dtype: str, vec) -> bool:
+def _span_load(step: int | None, dtype: str, vec, register_lanes: int = 16) -> bool:
     """Whether codegen reads lanes ``step`` elements apart as one span and a shuffle
     (``codegen.access.strided_load_ok``: 2-4 apart, a stride-2 convolution's or pooling's
     input). Counted as a gather (one load per lane), a stride-2 depthwise convolution's
     8-lane tiles ranked below 2-lane ones that ran 2.1x slower."""
-    lanes = max(width for _, width in vector_chunks(vec.extent))
+    lanes = max(width for _, width in vector_chunks(vec.extent, register_lanes))
     return step is not None and strided_load_ok(step, dtype, lanes)
 
 
-def _gathered(ld: N.BufferLoad, vec) -> bool:
+def _gathered(ld: N.BufferLoad, vec, register_lanes: int = 16) -> bool:
     """Whether a load inside ``vec`` reads its lanes element by element."""
     step = _lane_step(ld, vec)[0]
-    return step not in (0, 1) and not _span_load(step, ld.buffer.dtype, vec)
+    return step not in (0, 1) and not _span_load(step, ld.buffer.dtype, vec, register_lanes)
 
 
 def _index_vars(ld: N.BufferLoad) -> set:

@@ -6,8 +6,9 @@ Three rules here make the choice depend less on chance, each a pure function of 
 candidates and their scores (``SketchPolicy.next_batch`` and the tuning loop use them):
 
 - **diverse_top**: the batch's best-ranked candidates, each at least ``min_diff``
-  decisions away from those already taken (in the same sketch), the best of each register
-  tile first (``register_tile``). Ranked by the analytic prior, the first batch otherwise
+  decisions away from those already taken (in the same sketch), the best of each program
+  structure first (``program_structure``: the register tile, and where each stage is
+  computed). Ranked by the analytic prior, the first batch otherwise
   holds a dozen near-copies of one tiling: if the prior misjudged that tiling, the cost
   model learns from one point and the seed is lost.
 - **hedge_picks**: while the forest has seen few programs it extrapolates from a handful
@@ -40,6 +41,23 @@ def register_tile(cand: Any) -> tuple:
     return (cand.sketch, inner)
 
 
+def location_kind(decision: Any) -> str:
+    """A compute-location decision as the program structure it gives: ``"inline"`` (-2),
+    ``"root"`` (-1) or ``"at"`` (inside a loop of its consumer: which loop is a tiling
+    matter, as the outer tile factors are)."""
+    return {-2: "inline", -1: "root"}.get(decision, "at")
+
+
+def program_structure(cand: Any, locations: Sequence[int] = ()) -> tuple:
+    """``register_tile`` and the kind of each compute location (``location_kind``; the
+    decisions at the positions ``locations``). A depthwise convolution's padding inlined
+    into its loads, copied per tile or copied at the root are three programs: five seeds of
+    it at 64 trials ran 95-154 us, and the three slow ones had measured the inlined padding
+    once or twice, each time under a poor tile, and never came back to it."""
+    kinds = tuple(location_kind(cand.decisions[p]) for p in locations if p < len(cand.decisions))
+    return (*register_tile(cand), kinds)
+
+
 def diverse_top(
     ranked: Sequence[Any],
     n: int,
@@ -49,12 +67,14 @@ def diverse_top(
     tiles: int = 0,
     score: Callable[[Any], float | None] | None = None,
     tile_margin: float = 0.9,
+    structure: Callable[[Any], tuple] = register_tile,
 ) -> list:
     """Up to ``n`` of ``ranked`` (best first) not in ``seen``: first the best-ranked of
-    each ``register_tile`` not yet taken, for up to ``tiles`` picks among those ``score``
-    puts within ``tile_margin`` of the best (all, without ``score``); then candidates at
-    least ``min_diff`` decisions from every one taken; where too few are that far apart,
-    the best-ranked of the rest fill the batch. Adds the picks' keys to ``seen``.
+    each ``structure`` (``register_tile``, or ``program_structure``) not yet taken, for up
+    to ``tiles`` picks among those ``score`` puts within ``tile_margin`` of the best (all,
+    without ``score``); then candidates at least ``min_diff`` decisions from every one
+    taken; where too few are that far apart, the best-ranked of the rest fill the batch.
+    Adds the picks' keys to ``seen``.
 
     The register-tile picks are for near-ties: the prior scores a 4 x 4 x 14-lane and a
     4 x 2 x 28-lane tile of a grouped convolution within 4% (0.554, 0.535), and a first
@@ -73,8 +93,8 @@ def diverse_top(
         if len(picks) >= min(n, tiles):
             break
         close = not scores or (scores[k] is not None and scores[k] >= floor)
-        if close and register_tile(c) not in taken_tiles:
-            taken_tiles.add(register_tile(c))
+        if close and structure(c) not in taken_tiles:
+            taken_tiles.add(structure(c))
             picks.append(c)
     for c in pool:
         if len(picks) >= n:

@@ -92,11 +92,15 @@ class SearchSpace:
             self.postproc(sch)
         return sch
 
-    def _learn_locations(self, sketch: int, sch: Schedule) -> None:
-        """Remember which decisions each compute-location step of ``sketch`` accepts."""
-        positions = [
+    def location_positions(self, sketch: int) -> list[int]:
+        """Positions of ``sketch``'s compute-location decisions in a candidate's decisions."""
+        return [
             p for p, inst in enumerate(self._kinds[sketch]) if inst.kind == "SampleComputeLocation"
         ]
+
+    def _learn_locations(self, sketch: int, sch: Schedule) -> None:
+        """Remember which decisions each compute-location step of ``sketch`` accepts."""
+        positions = self.location_positions(sketch)
         seen = sch.location_choices[: len(positions)]
         if len(seen) != len(positions):
             return

@@ -16,6 +16,12 @@ import pytest
 
 import ansor_lab as tvm
 from ansor_lab import te, tir, topi
+from ansor_lab.codegen.access import vector_chunks
+
+
+def _pieces(lanes: int) -> list[int]:
+    """The widths codegen cuts a row of ``lanes`` floats into on this host."""
+    return [n for _, n in vector_chunks(lanes, tvm.target.Target("llvm").vector_bytes // 4)]
 
 
 def _depthwise(unroll_budget: int):
@@ -38,9 +44,11 @@ def _depthwise(unroll_budget: int):
 def test_accumulators_are_not_stored_at_every_step(budget, rand):
     # budget 16 unrolls the 7 rows only, 32 the rows and dj, 512 everything
     f = _depthwise(budget)
-    # the accumulators are rows of 14 lanes; the padded rows copied per tile are 16 wide
-    # (14 + 2 halo) and are stored once each, however LLVM unrolls the loops around them
-    stores = len(re.findall(r"store <14 x float>", f.get_source("ll")))
+    # the accumulators are rows of 14 lanes (one vector on AVX-512, 8 + 6 on AVX2: its
+    # last piece counted); the padded rows copied per tile are 16 wide (14 + 2 halo) and
+    # are stored once each, however LLVM unrolls the loops around them
+    last = _pieces(14)[-1]
+    stores = len(re.findall(rf"store <{last} x float>", f.get_source("ll")))
     # in memory, the 7 accumulators take a store per step of the 9-step window: >= 63
     assert 0 < stores < 7 * 9, stores
     a, w = rand((1, 8, 28, 28)), rand((8, 1, 3, 3))
@@ -69,19 +77,21 @@ def _depthwise_padded_inline(lanes: int):
 
 @pytest.mark.parametrize("lanes", [14, 28])
 def test_guarded_and_plain_statements_cut_a_row_alike(lanes, rand):
-    """A row is cut into pieces by its width alone (14: one vector; 28: 16 + 12). Cut by
-    whether the statement has a branch, the zeroing wrote one 14-lane vector and the
+    """A row is cut into pieces by its width and the target alone (14: one vector, 28:
+    16 + 12 on AVX-512; 8 + 6 and 16 + 8 + 4 on AVX2). Cut by whether the statement has a
+    branch, the zeroing wrote one 14-lane vector and the
     guarded multiply-add read 8 + 4 + 2 lanes of it: LLVM could not forward the store to
     the narrower loads and kept the 2 accumulators in memory, a store per piece and step."""
     f = _depthwise_padded_inline(lanes)
     report = f.loop_report()
     assert f"SIMD x{lanes}" in report
-    assert ("chunks=16+12" in report) == (lanes == 28), report
-    # the schedule unrolls all but the channel loop: a channel's 28 x 28 outputs are 56
-    # vector pieces either way, each stored once when the accumulators stay in registers
-    # (cut by branches, 14 lanes took 197 stores, 28 lanes as 16 + 8 + 4 took 84)
+    pieces = _pieces(lanes)
+    assert ("chunks=" + "+".join(map(str, pieces)) in report) == (len(pieces) > 1), report
+    # the schedule unrolls all but the channel loop: a channel's 28 x 28 outputs are 28
+    # rows of 28 // lanes rows of pieces, each stored once when the accumulators stay in
+    # registers (56 on AVX-512; cut by branches, 14 lanes took 197 stores)
     stores = len(re.findall(r"store <\d+ x float>", f.get_source("ll")))
-    assert 0 < stores <= 56 + 8, stores
+    assert 0 < stores <= 28 * (28 // lanes) * len(pieces) + 8, stores
     a, w = rand((1, 8, 28, 28)), rand((8, 1, 3, 3))
     out = np.zeros((1, 8, 28, 28), "float32")
     f(a, w, out)

@@ -13,6 +13,8 @@ from ansor_lab.search.selection import (
     diverse_top,
     finalists,
     hedge_picks,
+    location_kind,
+    program_structure,
     register_tile,
 )
 from ansor_lab.search.space import Candidate
@@ -71,6 +73,33 @@ def test_diverse_top_takes_the_best_of_each_register_tile_first():
     # scores missing: every tile counts, best-ranked first
     picks = diverse_top(ranked, 3, 2, set(), tiles=3)
     assert picks == [copies[0], wide, poor]
+
+
+def test_program_structure_adds_the_kind_of_each_compute_location():
+    assert [location_kind(d) for d in (-2, -1, 0, 9)] == ["inline", "root", "at", "at"]
+    # a depthwise conv: four tiles, an unroll choice, the padding's location, an unroll
+    inlined = cand(0, [1, 1, 1, 1], [2, 32, 4, 1], [1, 14, 2, 1], [1, 1, 1, 28], 2, -2, 2)
+    copied = cand(0, [1, 1, 1, 1], [2, 32, 4, 1], [1, 14, 2, 1], [1, 1, 1, 28], 2, 9, 2)
+    elsewhere = cand(0, [1, 1, 1, 1], [4, 16, 4, 1], [14, 1, 2, 1], [1, 1, 1, 28], 0, 2, 1)
+    assert register_tile(inlined) == register_tile(copied)
+    assert program_structure(inlined, [5]) == (0, (1, 1, 1, 28), ("inline",))
+    assert program_structure(copied, [5]) == program_structure(elsewhere, [5])
+    assert program_structure(copied, [5]) != program_structure(inlined, [5])
+    assert program_structure(inlined) == (*register_tile(inlined), ())
+
+
+def test_diverse_top_takes_the_best_of_each_structure():
+    # ranked by the prior: near-copies of one tile with the padding copied per tile, then
+    # the same tile with the padding inlined, a near-tie
+    copies = [cand(0, [k, 1, 28], 9) for k in range(1, 8)]
+    inlined = cand(0, [4, 1, 28], -2)
+    ranked = copies + [inlined]
+    scores = {c.key: 0.20 for c in copies} | {inlined.key: 0.19}
+    kw = {"tiles": 2, "score": lambda c: scores[c.key]}
+    # by register tile alone the inlined one is a copy; by structure it is taken second
+    assert inlined not in diverse_top(ranked, 4, 3, set(), **kw)
+    picks = diverse_top(ranked, 4, 3, set(), structure=lambda c: program_structure(c, [1]), **kw)
+    assert picks[:2] == [copies[0], inlined]
 
 
 def test_hedge_picks_rank_by_prior_and_skip_seen():
