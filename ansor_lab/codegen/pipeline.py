@@ -35,16 +35,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..dsl.dtypes import itemsize
 from ..ir import nodes as N
 from ..ir.bound_check import check_bounds
 from ..ir.inline_lets import inline_index_lets
 from ..ir.loop_partition import partition_guarded_loops
-from ..ir.passes import unroll_by_pragma
+from ..ir.passes import unroll_by_pragma, widest_store_bytes
 from ..ir.private_alloc import privatize_parallel_allocs
 from ..ir.storage_sync import insert_barriers
 from ..ir.verify import verify
-from ..ir.visitor import IRMutator, walk_stmts
+from ..ir.visitor import IRMutator
 from . import access as A, transpose_copy
 from .gpu_verify import check_gpu_program
 from .intrin_lowering import apply_lowering_rules
@@ -134,10 +133,7 @@ def _register_lanes(loop: N.For, vector_bytes: int) -> int:
     limit without ``vector_bytes``)."""
     if vector_bytes <= 0:
         return A.MAX_WHOLE_LANES
-    sizes = [
-        itemsize(x.buffer.dtype) for x in walk_stmts(loop.body) if isinstance(x, N.BufferStore)
-    ]
-    return max(1, vector_bytes // max(sizes, default=4))
+    return max(1, vector_bytes // widest_store_bytes(loop.body))
 
 
 class _Legalize(IRMutator):

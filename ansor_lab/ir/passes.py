@@ -66,7 +66,7 @@ def _stmt_steps(s: N.Stmt) -> int:
     return 1 + EXPENSIVE_CALL_STEPS * calls
 
 
-def _store_bytes(s: N.Stmt) -> int:
+def widest_store_bytes(s: N.Stmt) -> int:
     """The widest element a statement under ``s`` stores (4 when it stores nothing)."""
     sizes = [itemsize(x.buffer.dtype) for x in walk_stmts(s) if isinstance(x, N.BufferStore)]
     return max(sizes, default=4)
@@ -89,7 +89,7 @@ def _steps(s: N.Stmt, vector_bytes: int = 0) -> int | None:
         if s.kind == "vectorized":
             if inner is None or vector_bytes <= 0:
                 return inner
-            return inner * -(-s.extent.value * _store_bytes(s.body) // vector_bytes)
+            return inner * -(-s.extent.value * widest_store_bytes(s.body) // vector_bytes)
         return None if inner is None else s.extent.value * inner
     if isinstance(s, N.SeqStmt):
         total = 0

@@ -360,7 +360,7 @@ def _lane_step(ld: N.BufferLoad, vec) -> tuple:
     return load_stride(form, vec.var, {vec.var}), form
 
 
-def _span_load(step: int | None, dtype: str, vec, register_lanes: int = 16) -> bool:
+def _span_load(step: int | None, dtype: str, vec, register_lanes: int) -> bool:
     """Whether codegen reads lanes ``step`` elements apart as one span and a shuffle
     (``codegen.access.strided_load_ok``: 2-4 apart, a stride-2 convolution's or pooling's
     input). Counted as a gather (one load per lane), a stride-2 depthwise convolution's
@@ -369,7 +369,7 @@ def _span_load(step: int | None, dtype: str, vec, register_lanes: int = 16) -> b
     return step is not None and strided_load_ok(step, dtype, lanes)
 
 
-def _gathered(ld: N.BufferLoad, vec, register_lanes: int = 16) -> bool:
+def _gathered(ld: N.BufferLoad, vec, register_lanes: int) -> bool:
     """Whether a load inside ``vec`` reads its lanes element by element."""
     step = _lane_step(ld, vec)[0]
     return step not in (0, 1) and not _span_load(step, ld.buffer.dtype, vec, register_lanes)

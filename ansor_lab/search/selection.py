@@ -93,8 +93,9 @@ def diverse_top(
         if len(picks) >= min(n, tiles):
             break
         close = not scores or (scores[k] is not None and scores[k] >= floor)
-        if close and structure(c) not in taken_tiles:
-            taken_tiles.add(structure(c))
+        shape = structure(c) if close else None
+        if close and shape not in taken_tiles:
+            taken_tiles.add(shape)
             picks.append(c)
     for c in pool:
         if len(picks) >= n:

@@ -67,6 +67,10 @@ class SearchSpace:
         ]
         self._kinds = [[s.trace.insts[k] for k in idx] for s, idx in zip(sketches, self._sampling)]
         self._signatures = [tuple(_signature(i) for i in insts) for insts in self._kinds]
+        self._locations = [
+            [p for p, inst in enumerate(insts) if inst.kind == "SampleComputeLocation"]
+            for insts in self._kinds
+        ]
         self._spatial_tiles = [
             _spatial_tile_groups(s.trace.insts, idx) for s, idx in zip(sketches, self._sampling)
         ]
@@ -94,9 +98,7 @@ class SearchSpace:
 
     def location_positions(self, sketch: int) -> list[int]:
         """Positions of ``sketch``'s compute-location decisions in a candidate's decisions."""
-        return [
-            p for p, inst in enumerate(self._kinds[sketch]) if inst.kind == "SampleComputeLocation"
-        ]
+        return self._locations[sketch]
 
     def _learn_locations(self, sketch: int, sch: Schedule) -> None:
         """Remember which decisions each compute-location step of ``sketch`` accepts."""
