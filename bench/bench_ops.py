@@ -98,15 +98,19 @@ def rel_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
 
 
-def time_ours(task, trace: dict, threads: int, op: Op) -> dict:
-    """Rebuild the best trace, check it against numpy in float64, time it (median)."""
+def build_ours(task, trace: dict, threads: int):
+    """The program of a trace, built, with its inputs and output: ``(f, ins, out)``."""
     from ansor_lab.schedule.trace import Trace  # noqa: PLC0415 - bench helper
 
     sch = task.make_schedule()
     Trace.from_json(trace).apply_to_schedule(sch)
     f = tvm.build(sch, list(task.args), target=task.target, num_threads=threads)
-    ins = inputs_for(task.args)
-    out = output_for(task.args)
+    return f, inputs_for(task.args), output_for(task.args)
+
+
+def time_ours(task, trace: dict, threads: int, op: Op) -> dict:
+    """Rebuild the best trace, check it against numpy in float64, time it (median)."""
+    f, ins, out = build_ours(task, trace, threads)
     f(*ins, out)
     err = rel_error(out, op.numpy_fn(*[a.astype("float64") for a in ins]))
     res = f.time_evaluator(**TIMING)(*ins, out)
@@ -123,6 +127,74 @@ def _median_times(fn, threads: int) -> dict:
     if threads == 1:  # the CPU clock leaves out the time other jobs held the core
         out["cpu_s"] = statistics.median(time_python(fn, 9, 40, clock=time.process_time))
     return out
+
+
+def in_turns(fns: dict, rounds: int = 7, timers: dict | None = None) -> dict[str, float]:
+    """Median seconds per call of each function, timed in turns.
+
+    Each round times every function once (the median of 3 repeats of >= 20 ms), starting
+    from a different one each round; a function's time is its median over the rounds. On a
+    machine whose speed drifts by tens of percent over seconds (a shared cloud core: one
+    program ran 86, 109 and 122 us in consecutive 2-second windows), programs timed minutes
+    apart differ by the drift; timed in turns, they see the same stretches of the machine.
+    ``timers`` time themselves (a call returns seconds, or None): another process, e.g.
+    MetaSchedule's re-time, called between the rounds, every other round.
+    """
+    names = list(fns)
+    per: dict[str, list[float]] = {n: [] for n in [*names, *(timers or {})]}
+    for k in range(rounds):
+        start = k % len(names)
+        for n in names[start:] + names[:start]:
+            per[n].append(statistics.median(time_python(fns[n], 3, 20)))
+        for n, timer in (timers or {}).items() if k % 2 == 0 else ():
+            t = timer()
+            if t is not None:
+                per[n].append(t)
+    return {n: statistics.median(v) for n, v in per.items() if v}
+
+
+def side_by_side(task, op: Op, seeds: dict[int, dict], torch, threads: int, ms=None) -> dict:
+    """Every seed's best program, numpy and PyTorch timed in turns (``in_turns``), in this
+    process, and ``ms`` (a call that re-times MetaSchedule's best in its own process, in
+    seconds) between the rounds: ``{"ours": {seed: s}, "numpy": s, "torch": s, "ms": s}``
+    (wall clock)."""
+    fns = {}
+    for seed, trace in seeds.items():
+        f, ins, out = build_ours(task, trace, threads)
+        fns[f"seed{seed}"] = lambda f=f, ins=ins, out=out: f(*ins, out)
+    np_ins = inputs_for(task.args)
+    fns["numpy"] = lambda: op.numpy_fn(*np_ins)
+    if torch is not None and op.torch_fn is not None:
+        torch.set_num_threads(threads)
+        t_ins = [torch.from_numpy(a) for a in inputs_for(task.args)]
+
+        def run_torch():
+            with torch.inference_mode():
+                return op.torch_fn(torch, *t_ins)
+
+        fns["torch"] = run_torch
+    limit, _ = blas_limit(threads)
+    with limit:
+        t = in_turns(fns, timers={"ms": ms} if ms else None)
+    return {
+        "ours": {str(seed): t[f"seed{seed}"] for seed in seeds},
+        "numpy": t["numpy"],
+        "torch": t.get("torch"),
+        "ms": t.get("ms"),
+    }
+
+
+def ms_timer(python: str | None, op: Op, threads: int, budget: int, base: str):
+    """A call re-timing MetaSchedule's best of ``budget`` trials (seconds, or None), or None
+    without its venv or tuning."""
+    if not python or not os.path.exists(base + ".json"):
+        return None
+
+    def timer():
+        rt = ms_retime(python, op.name, threads, [budget], base).get(str(budget))
+        return op.flops / rt["best_gflops"] / 1e9 if rt else None
+
+    return timer
 
 
 def time_numpy(op: Op, tensors, threads: int) -> dict:
@@ -397,6 +469,28 @@ def run(args, names: list[str], budgets: list[int], threads: list[int], journal:
                         tuner_gflops=cp["tuner_best_gflops"],
                     )  # fmt: skip
                     print(f"  MetaSchedule @{b}: {rt['best_gflops']:.2f} GFLOPS", flush=True)
+            for b in budgets:  # every seed's best beside numpy and PyTorch, timed in turns
+                if journal.has(kind="side_by_side", op=name, threads=thr, trials=b):
+                    continue
+                last = {
+                    r["seed"]: r["trace"]
+                    for r in journal.records
+                    if r["kind"] == "ours" and r["op"] == name and r["threads"] == thr
+                    and r["trials"] == b and r.get("trace")
+                }  # fmt: skip
+                if last:
+                    base = ms_base(args.log_dir, name, thr, max(budgets), 0)
+                    ms = ms_timer(python, op, thr, b, base)
+                    sbs = side_by_side(task or make_task(op, thr), op, last, torch, thr, ms)
+                    journal.add(kind="side_by_side", op=name, threads=thr, trials=b, **sbs)
+                    ts = sorted(sbs["ours"].values())
+                    print(
+                        f"  side by side @{b}: seeds {ts[0] * 1e6:.1f}-{ts[-1] * 1e6:.1f} us"
+                        f" (spread {ts[-1] / ts[0]:.2f}x), numpy {sbs['numpy'] * 1e6:.1f} us"
+                        + (f", torch {sbs['torch'] * 1e6:.1f} us" if sbs["torch"] else "")
+                        + (f", MetaSchedule {sbs['ms'] * 1e6:.1f} us" if sbs["ms"] else ""),
+                        flush=True,
+                    )
 
 
 def main(argv: list[str] | None = None) -> int:

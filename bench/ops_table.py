@@ -7,6 +7,9 @@ run loses nothing); this module turns those records into rows and tables:
   best program re-timed), ``rel_error``, ``tune_s`` (wall time to that budget), ``invalid``;
 - ``kind="ms"``: MetaSchedule's best at a budget: ``ms_s``, ``rel_error``, ``tune_s``;
 - ``kind="numpy"`` / ``kind="torch"``: a peer's time ``s`` for an operator and thread count;
+- ``kind="side_by_side"``: per operator and budget, every seed's best program (``ours``:
+  seed -> seconds), numpy and PyTorch timed in turns in one process (``bench_ops.in_turns``):
+  the seeds' spread and the ratios without the machine's drift between measurements;
 - ``kind="bandwidth"``: the streaming read bandwidth ``gbs`` of a thread count (``stat``:
   the best of 15 repeats; a record without it is an older median of 7).
 
@@ -92,6 +95,11 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
     for r in last.values():
         if r["kind"] == "ms":
             ms.setdefault((r["op"], r["threads"], r["trials"]), []).append(r)
+    turns = {  # the seeds and peers timed in turns
+        (r["op"], r["threads"], r["trials"]): r
+        for r in last.values()
+        if r["kind"] == "side_by_side"
+    }
     rows = []
     for (op, thr, trials), recs in ours.items():
         recs = sorted(recs, key=lambda r: r.get("seed") or 0)
@@ -143,10 +151,30 @@ def build_rows(records: list[dict], flops: dict[str, float], families: dict[str,
         row["tune_vs_ms"] = (
             row["tune_s"] / row["ms_tune_s"] if row["ms_tune_s"] else None
         )  # < 1: we tune faster
+        row.update(in_turns_columns(turns.get((op, thr, trials))))
         rows.append(row)
     order = {op: k for k, op in enumerate(flops)}
     rows.sort(key=lambda r: (r["threads"], r["trials"], order.get(r["op"], len(order))))
     return rows
+
+
+def in_turns_columns(rec: dict | None) -> dict:
+    """The side-by-side columns of a row (None without a ``side_by_side`` record): the
+    seeds' spread and each peer's time over our seeds' median, all timed in turns."""
+    if rec is None:
+        return {"turns_spread": None, "turns_vs_numpy": None, "turns_vs_torch": None,
+                "turns_vs_ms": None, "turns_vs_best": None, "turns_n": 0}  # fmt: skip
+    sp = spread(list(rec["ours"].values()))
+    vs = {p: ratio(rec.get(p), sp["median_s"]) for p in PEERS}
+    best = [v for v in vs.values() if v]
+    return {
+        "turns_spread": sp["spread"],
+        "turns_vs_numpy": vs["numpy"],
+        "turns_vs_torch": vs["torch"],
+        "turns_vs_ms": vs["ms"],
+        "turns_vs_best": min(best) if best else None,
+        "turns_n": sp["n"],
+    }
 
 
 def family_summary(rows: list[dict]) -> dict[str, dict]:
@@ -225,6 +253,22 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
                 f" {_x(r['cpu_spread']):>6} {ok}"
             )
         lines.append(f"(spread: worst seed's time over the best's; target <= {SPREAD_TARGET}x)")
+    if any(r["turns_n"] for r in rows):
+        lines.append(
+            "\ntimed in turns (the seeds' best programs, numpy and torch in one process, MS's"
+            " best re-timed in its own between the rounds; wall clock):"
+            f"\n       {'operator':18} {'thr':>3} {'trials':>6} {'n':>2} {'spread':>7}"
+            f" {'numpy':>7} {'torch':>7} {'MS':>7} {'best peer':>9}"
+        )
+        for r in rows:
+            if r["turns_n"]:
+                ok = "ok" if r["turns_spread"] <= SPREAD_TARGET else "OVER"
+                lines.append(
+                    f"       {r['op']:18} {r['threads']:>3} {r['trials']:>6} {r['turns_n']:>2}"
+                    f" {r['turns_spread']:6.2f}x {_x(r['turns_vs_numpy']):>7}"
+                    f" {_x(r['turns_vs_torch']):>7} {_x(r['turns_vs_ms']):>7}"
+                    f" {_x(r['turns_vs_best']):>9} {ok}"
+                )
     for thr, trials in sorted({(r["threads"], r["trials"]) for r in rows}):
         sel = [r for r in rows if r["threads"] == thr and r["trials"] == trials]
         lines.append(f"\nper family, {thr} thread(s), {trials} trials (geomean of peer/ours):")

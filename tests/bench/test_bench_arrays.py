@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from bench_ops import inputs_for, output_for  # noqa: E402 - the bench directory is not a package
+from bench_ops import in_turns, inputs_for, output_for  # noqa: E402 - the bench directory is not a package
 
 from ansor_lab import te  # noqa: E402
 
@@ -27,3 +28,22 @@ def test_inputs_and_output_are_aligned_and_the_output_zeroed():
         assert all(x.ctypes.data % 64 == 0 for x in (*ins, out))
         assert out.dtype == np.float32 and not out.any()
         assert all(-1 <= x.min() and x.max() < 1 and x.std() > 0.3 for x in ins)
+
+
+def test_in_turns_times_every_function_each_round_starting_from_a_different_one():
+    calls: list[str] = []
+    fns = {n: (lambda n=n: calls.append(n)) for n in "abc"}
+    t = in_turns(fns, rounds=3)
+    assert set(t) == {"a", "b", "c"} and all(0 < v < 1e-3 for v in t.values())
+    firsts = [calls[0]]  # the first call of each round's first function
+    for prev, cur in zip(calls, calls[1:]):
+        if cur != prev and len(firsts) < 7:
+            firsts.append(cur)
+    assert firsts[:7] == ["a", "b", "c", "b", "c", "a", "c"]
+
+
+def test_in_turns_calls_a_self_timing_timer_every_other_round():
+    told = iter([0.5, None, 0.3, 0.4])
+    t = in_turns({"a": lambda: None}, rounds=7, timers={"ms": lambda: next(told)})
+    assert t["ms"] == pytest.approx(0.4)  # rounds 0, 2, 4, 6; the None left out
+    assert in_turns({"a": lambda: None}, rounds=1, timers={"ms": lambda: None}).keys() == {"a"}

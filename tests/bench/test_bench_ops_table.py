@@ -148,3 +148,22 @@ def test_report_tables():
     assert text.endswith("correctness: every program matches numpy")
     bad = build_rows([*RECORDS, ms("conv", 0.008, err=0.5)], FLOPS, FAMILIES)
     assert format_report(bad).endswith("correctness: FAIL ['conv (MS)']")
+
+
+def test_seeds_and_peers_timed_in_turns():
+    turns = dict(kind="side_by_side", op="gemm", threads=1, trials=64,
+                 ours={"0": 0.010, "1": 0.0104, "2": 0.0102}, numpy=0.0204, torch=0.0051,
+                 ms=0.0153)  # fmt: skip
+    rows = build_rows([*RECORDS, turns], FLOPS, FAMILIES)
+    g = next(r for r in rows if r["op"] == "gemm")
+    assert g["turns_n"] == 3 and g["turns_spread"] == pytest.approx(1.04)
+    assert g["turns_vs_numpy"] == pytest.approx(2.0)
+    assert g["turns_vs_torch"] == pytest.approx(0.5)
+    assert g["turns_vs_ms"] == pytest.approx(1.5)
+    assert g["turns_vs_best"] == pytest.approx(0.5)
+    assert g["spread"] == pytest.approx(1.2)  # the seeds' own re-times are kept apart
+    conv = next(r for r in rows if r["op"] == "conv")
+    assert conv["turns_n"] == 0 and conv["turns_spread"] is None
+    text = " ".join(format_report(rows).split())
+    assert "timed in turns" in text
+    assert "gemm 1 64 3 1.04x 2.00x 0.50x 1.50x 0.50x ok" in text
