@@ -45,6 +45,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -129,26 +131,34 @@ def _median_times(fn, threads: int) -> dict:
     return out
 
 
-def in_turns(fns: dict, rounds: int = 7, timers: dict | None = None) -> dict[str, float]:
+@dataclass(frozen=True)
+class SelfTimed:
+    """A measurement that times itself, for ``in_turns``: ``call()`` returns seconds (or
+    None), run in every ``every``-th round (another process's re-time is slow: every other)."""
+
+    call: Callable[[], float | None]
+    every: int = 1
+
+
+def in_turns(fns: dict, rounds: int = 7) -> dict[str, float]:
     """Median seconds per call of each function, timed in turns.
 
-    Each round times every function once (the median of 3 repeats of >= 20 ms), starting
-    from a different one each round; a function's time is its median over the rounds. On a
+    Each round times every function once (a plain callable: the median of 3 repeats of
+    >= 20 ms by ``time_python``; a ``SelfTimed``: its own result), starting from a
+    different one each round; a function's time is its median over the rounds. On a
     machine whose speed drifts by tens of percent over seconds (a shared cloud core: one
     program ran 86, 109 and 122 us in consecutive 2-second windows), programs timed minutes
     apart differ by the drift; timed in turns, they see the same stretches of the machine.
-    ``timers`` time themselves (a call returns seconds, or None): another process, e.g.
-    MetaSchedule's re-time, called between the rounds, every other round.
     """
     names = list(fns)
-    per: dict[str, list[float]] = {n: [] for n in [*names, *(timers or {})]}
+    per: dict[str, list[float]] = {n: [] for n in names}
     for k in range(rounds):
         start = k % len(names)
         for n in names[start:] + names[:start]:
-            per[n].append(statistics.median(time_python(fns[n], 3, 20)))
-        for n, timer in (timers or {}).items() if k % 2 == 0 else ():
-            t = timer()
-            if t is not None:
+            fn = fns[n]
+            if not isinstance(fn, SelfTimed):
+                per[n].append(statistics.median(time_python(fn, 3, 20)))
+            elif k % fn.every == 0 and (t := fn.call()) is not None:
                 per[n].append(t)
     return {n: statistics.median(v) for n, v in per.items() if v}
 
@@ -156,12 +166,14 @@ def in_turns(fns: dict, rounds: int = 7, timers: dict | None = None) -> dict[str
 def side_by_side(task, op: Op, seeds: dict[int, dict], torch, threads: int, ms=None) -> dict:
     """Every seed's best program, numpy and PyTorch timed in turns (``in_turns``), in this
     process, and ``ms`` (a call that re-times MetaSchedule's best in its own process, in
-    seconds) between the rounds: ``{"ours": {seed: s}, "numpy": s, "torch": s, "ms": s}``
-    (wall clock)."""
+    seconds) between every other round: ``{"ours": {seed: s}, "numpy": s, "torch": s,
+    "ms": s}`` (wall clock). Ours are timed by ``time_evaluator`` (a loop in the kernel's
+    runtime, as the main table's), the peers by Python calls (as theirs)."""
     fns = {}
     for seed, trace in seeds.items():
         f, ins, out = build_ours(task, trace, threads)
-        fns[f"seed{seed}"] = lambda f=f, ins=ins, out=out: f(*ins, out)
+        timer = f.time_evaluator(number=1, repeat=3, min_repeat_ms=20)
+        fns[f"seed{seed}"] = SelfTimed(lambda t=timer, ins=ins, out=out: t(*ins, out).median)
     np_ins = inputs_for(task.args)
     fns["numpy"] = lambda: op.numpy_fn(*np_ins)
     if torch is not None and op.torch_fn is not None:
@@ -173,9 +185,11 @@ def side_by_side(task, op: Op, seeds: dict[int, dict], torch, threads: int, ms=N
                 return op.torch_fn(torch, *t_ins)
 
         fns["torch"] = run_torch
+    if ms is not None:
+        fns["ms"] = SelfTimed(ms, every=2)
     limit, _ = blas_limit(threads)
     with limit:
-        t = in_turns(fns, timers={"ms": ms} if ms else None)
+        t = in_turns(fns)
     return {
         "ours": {str(seed): t[f"seed{seed}"] for seed in seeds},
         "numpy": t["numpy"],

@@ -4,8 +4,9 @@
         --work-dir DIR --workload '{"name": "matmul", "n": 1024}' --threads 1 --first 64
 
 Reads the tuning records in the order they were measured (``--first N``: only the first N,
-i.e. the best program a budget of N found), replays the fastest one and times it as
-ms_tune.py does (wall clock, and the CPU clock on 1 thread). Useful to re-time a long
+i.e. the best program a budget of N found), replays the fastest one, checks it whole and times it as
+ms_tune.py does (weight repacks removed, as MetaSchedule's builder times it; wall clock,
+and the CPU clock on 1 thread). Useful to re-time a long
 MetaSchedule run again later, next to ours, when the machine is quieter.
 """
 
@@ -17,7 +18,7 @@ import os
 import statistics
 
 import numpy as np
-from ms_tune import cpu_times, host_mcpu, workload
+from ms_tune import cpu_times, deployed_build, host_mcpu, workload
 
 
 def main() -> int:
@@ -78,6 +79,7 @@ def main() -> int:
         nd = [tvm.runtime.tensor(a, dev) for a in arrays]
         f["main"](*nd)
         err = float(np.max(np.abs(nd[-1].numpy() - want)) / max(1.0, float(np.max(np.abs(want)))))
+        f, nd = deployed_build(sch.mod, target, dev, rng)  # timed as MetaSchedule times it
         res = f.time_evaluator(
             "main", dev, number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms
         )(*nd)
