@@ -269,6 +269,14 @@ def format_report(rows: list[dict], bandwidth: dict | None = None) -> str:
                     f" {_x(r['turns_vs_torch']):>7} {_x(r['turns_vs_ms']):>7}"
                     f" {_x(r['turns_vs_best']):>9} {ok}"
                 )
+        timed = [r for r in rows if r["turns_n"]]
+        lines.append(
+            f"       {'GEOMEAN':18} {'':>3} {'':>6} {'':>2} {'':>7}"
+            + "".join(
+                f" {_x(geomean([r[f'turns_vs_{p}'] for r in timed])):>{w}}"
+                for p, w in (("numpy", 7), ("torch", 7), ("ms", 7), ("best", 9))
+            )
+        )
     for thr, trials in sorted({(r["threads"], r["trials"]) for r in rows}):
         sel = [r for r in rows if r["threads"] == thr and r["trials"] == trials]
         lines.append(f"\nper family, {thr} thread(s), {trials} trials (geomean of peer/ours):")

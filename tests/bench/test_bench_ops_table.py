@@ -167,3 +167,4 @@ def test_seeds_and_peers_timed_in_turns():
     text = " ".join(format_report(rows).split())
     assert "timed in turns" in text
     assert "gemm 1 64 3 1.04x 2.00x 0.50x 1.50x 0.50x ok" in text
+    assert "GEOMEAN 2.00x 0.50x 1.50x 0.50x" in text  # one operator timed in turns

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import zlib
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -306,3 +307,19 @@ def test_reshape_moves_a_factor_between_register_tiles_keeping_their_size():
     soft = fast_policy(make_task(softmax()), seed=9)
     assert all(groups == [] for groups in soft.space._spatial_tiles)
     assert soft.space.reshape_tile(soft.space.sample(sketch=0)[0]) is None
+
+
+def test_a_location_mutation_reaches_inline_and_root_from_any_loop():
+    """Inline (-2) and root (-1) are a step from every loop: a stage computed at its
+    consumer's 5th loop was 7 neighbour steps from inline, which searches never walked."""
+    policy = fast_policy(make_task(softmax()), seed=2)
+    space = policy.space
+    sketch, pos = next(
+        (k, p) for k in range(len(policy.sketches)) for p in space.location_positions(k)
+    )
+    space._location_choices[(sketch, pos)] = frozenset({-2, -1, 0, 1, 2, 3, 4, 5})
+    seen = Counter(space._mutate_location(sketch, pos, 5) for _ in range(400))
+    assert set(seen) == {4, -1, -2}  # 6 was never accepted; 0-3 are not neighbours
+    assert min(seen.values()) > 80  # each about a third
+    seen = Counter(space._mutate_location(sketch, pos, -2) for _ in range(200))
+    assert set(seen) == {-1}  # from inline: root is its neighbour, and the only special one
