@@ -4,10 +4,10 @@
         --work-dir DIR --workload '{"name": "matmul", "n": 1024}' --threads 1 --first 64
 
 Reads the tuning records in the order they were measured (``--first N``: only the first N,
-i.e. the best program a budget of N found), replays the fastest one, checks it whole and times it as
-ms_tune.py does (weight repacks removed, as MetaSchedule's builder times it; wall clock,
-and the CPU clock on 1 thread). Useful to re-time a long
-MetaSchedule run again later, next to ours, when the machine is quieter.
+i.e. the best program a budget of N found), replays the fastest one, checks it whole and
+times it as ms_tune.py does (weight repacks removed, as MetaSchedule's builder times it;
+wall clock, and the CPU clock on 1 thread). Useful to re-time a long MetaSchedule run
+again later, next to ours, when the machine is quieter.
 """
 
 from __future__ import annotations
