@@ -8,8 +8,9 @@ run loses nothing); this module turns those records into rows and tables:
 - ``kind="ms"``: MetaSchedule's best at a budget: ``ms_s``, ``rel_error``, ``tune_s``;
 - ``kind="numpy"`` / ``kind="torch"``: a peer's time ``s`` for an operator and thread count;
 - ``kind="side_by_side"``: per operator and budget, every seed's best program (``ours``:
-  seed -> seconds), numpy and PyTorch timed in turns in one process (``bench_ops.in_turns``):
-  the seeds' spread and the ratios without the machine's drift between measurements;
+  seed -> seconds), numpy and PyTorch timed in turns in one process (``bench_ops.in_turns``)
+  and MetaSchedule's best (``ms``) re-timed in its own between the rounds: the seeds' spread
+  and the ratios without the machine's drift between measurements;
 - ``kind="bandwidth"``: the streaming read bandwidth ``gbs`` of a thread count (``stat``:
   the best of 15 repeats; a record without it is an older median of 7).
 
