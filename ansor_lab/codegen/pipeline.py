@@ -89,9 +89,11 @@ def prepare(
         check_gpu_program(func, tgt)
     if tgt.kind == "llvm":
         func = privatize_parallel_allocs(func)  # a thread's scratch is its own
+    # unrolled first: the partitioner splits an unrolled loop at any depth (its iterations
+    # are copies already), so a padded tile's guard on its unrolled vectors is decided too
+    func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm" and partition:
         func = partition_guarded_loops(func)
-    func = unroll_by_pragma(func, tgt.vector_bytes)
     if tgt.kind == "llvm":
         func = keep_unread_results(func)
         func = func.with_body(_Legalize(tgt.vector_bytes).visit_stmt(func.body))

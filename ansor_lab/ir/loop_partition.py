@@ -52,7 +52,11 @@ from .visitor import IRMutator, post_order_visit, walk_stmts
 #: Most pieces one loop is split into (before, middle, after).
 MAX_PIECES = 3
 #: Most partitioned loops nested on one path (each level copies the body it splits).
-MAX_DEPTH = 2
+#: Three: a padded matmul tile (127 x 509 x 251, every extent prime) guards its columns
+#: on three tile loops under the rows' one; with two levels, the column tiles of the edge
+#: kept their accumulators in masked loads and stores: 8.1 ms where the whole program
+#: runs unmasked in 0.86 ms (AVX2, one thread).
+MAX_DEPTH = 3
 #: Longest loop whose iterations are examined one by one.
 MAX_EXTENT = 4096
 

@@ -213,3 +213,30 @@ def test_a_guard_false_everywhere_removes_the_loop_and_holes_and_else_stay(rand)
     a, b = _run_guarded(with_else, rand)
     want = np.where(np.arange(16) >= 5, a + 1, np.float32(-1.0))
     np.testing.assert_array_equal(b, want)
+
+
+def test_a_padded_matmul_tile_runs_its_multiply_adds_unmasked(rand):
+    """127 x 509 x 251 (every extent prime) tiled in padded 4 x 16 tiles, the column guard
+    three loops deep (``j0 * 128 + j1 * 16 + j2 * 8 + lane < 251``, ``j2`` unrolled) under the row
+    guard: each level is split where its verdict changes, so no masked access is left
+    inside the reduction. With two levels, the half of the columns whose outer tile
+    holds the edge kept its accumulators in masked loads and stores (AVX2 has no cheap
+    masked store): 8.1 ms against 1.3 ms."""
+    M, K, N_ = 127, 509, 251
+    A = te.placeholder((M, K), name="A")
+    B = te.placeholder((K, N_), name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N_), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1, j2, j3 = sch.split(j, [None, 8, 2, 8])
+    sch.reorder(i0, j0, j1, kk, j2, i1, j3)
+    sch.vectorize(j3)
+    sch.annotate(i0, "pragma_auto_unroll_max_step", 16)  # as the tuner's: j2, i1 unrolled
+    f = tvm.build(sch.mod, target="llvm")
+    assert "masked" not in f.loop_report()
+    a, b = rand((M, K)), rand((K, N_))
+    c = np.empty((M, N_), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)

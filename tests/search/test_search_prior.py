@@ -430,10 +430,11 @@ def _depthwise(
     padded_at: str | None = "j0",
     unroll: int = 16,
     vector_bytes: int = 64,
+    channels: int = 1,
 ) -> float:
     """The score of a 3x3 depthwise convolution over ``shape`` whose register tile is
-    ``rows`` rows x ``width`` lanes under its window, its padded input copied per tile
-    (``padded_at="j0"``), per channel (``"c"``) or inlined (None)."""
+    ``channels`` channels x ``rows`` rows x ``width`` lanes under its window, its padded
+    input copied per tile (``padded_at="j0"``), per channel (``"c"``) or inlined (None)."""
     from ansor_lab import topi  # noqa: PLC0415
 
     data = te.placeholder(shape, name="data")
@@ -443,7 +444,8 @@ def _depthwise(
     n, c, i, j, di, dj = sch.get_loops(sch.get_block(out.op.name))
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, width])
-    sch.reorder(n, c, i0, j0, di, dj, i1, j1)
+    c, c1 = sch.split(c, [None, channels])
+    sch.reorder(n, c, i0, j0, di, dj, c1, i1, j1)
     pad = sch.get_block("PaddedInput")
     if padded_at is None:
         sch.compute_inline(pad)
@@ -552,3 +554,41 @@ def test_odd_width_accumulators_spill_early(compute_only):
     finally:
         prior.ODD_WIDTH_ROOM = before
     assert [_dw_tile(7, 16, 32), _dw_tile(7, 14, 64), _dw_tile(1, 28, 32)] == unchanged
+
+
+def _dw_channels(channels: int, width: int, padded_at: str | None) -> float:
+    """AVX2: ``channels`` x 1 row x ``width`` lanes over 28 x 28 channels."""
+    return _depthwise(
+        (1, 8, 28, 28),
+        1,
+        width,
+        padded_at=padded_at,
+        unroll=64,
+        vector_bytes=32,
+        channels=channels,
+    )
+
+
+def test_an_odd_width_row_loads_as_its_power_of_two_parts(compute_only):
+    """On AVX2 a 14-lane row is 8 + 6 lanes and LLVM loads the 6 as 4 + 2 joined by an
+    insert. Measured (one thread, 256 channels of 28 x 28, timed in turns): 2 channels x
+    14 lanes ran at 189-246 us wherever the padding was computed, 1 channel x 28 lanes at
+    109-131 us; counted as ceil(14 / 8) = 2 loads a row, the prior ranked 2 x 14 first."""
+    for at in (None, "j0"):
+        assert _dw_channels(2, 14, at) < 0.8 * _dw_channels(1, 28, at)
+    walker = prior._PriorWalker(8, 16, 1)
+    assert [walker._row_moves(n) for n in (8, 14, 16, 28)] == [1, 4, 2, 4]
+    # AVX-512 loads a read-only buffer's 14 lanes as one masked instruction
+    wide = prior._PriorWalker(16, 32, 1, masks=True)
+    assert (wide._row_moves(14), wide._row_moves(14, untied=True)) == (5, 1)
+
+
+def test_channels_sharing_a_vector_at_one_step_keep_nothing_live(compute_only):
+    """The channels of one group read the same input vector at a window step and never
+    again: nothing stays live between steps. Counted as a sliding window's rows, the
+    2-channel x 28-lane tiles of a grouped convolution (128 channels of 28 x 28, AVX2)
+    ranked 0.4x the 4 x 28 tiles (16 accumulators for 12 free registers); they ran at
+    143-154 us, the 4 x 28 tiles at 204-347."""
+    two = _score(_grouped_conv_tile(2, 1, width=28), vector_bytes=32)
+    four = _score(_grouped_conv_tile(4, 1, width=28), vector_bytes=32)
+    assert two > 1.2 * four
