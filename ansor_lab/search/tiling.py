@@ -49,11 +49,11 @@ def apply_multi_level_tiling(
     """Tile ``block`` as ``structure`` (e.g. SSRSRS) with sampled tile sizes (reduction
     axes of at most ``SMALL_REDUCTION`` iterations are left whole in the last R level).
 
-    With ``padded`` ({spatial axis: factor}, ``awkward_axes``), each of those axes is
-    first split by its factor, which need not divide it (the last tile is guarded: a
-    masked vector, or rows skipped), and the other levels tile the ``ceil(extent /
-    factor)`` tiles: a prime extent (197 tokens) gets vector-wide register tiles instead
-    of tiles of 1.
+    With ``padded`` ({spatial axis: factor, or a tuple of factors to sample from},
+    ``awkward_axes``), each of those axes is first split by its factor, which need not
+    divide it (the last tile is guarded: a masked vector, or rows skipped), and the other
+    levels tile the ``ceil(extent / factor)`` tiles: a prime extent (197 tokens) gets
+    vector-wide register tiles instead of tiles of 1.
 
     With ``fuse_consumer``, that elementwise consumer is computed after the second
     spatial level (the outer tile), as Ansor's fusion rule does. With ``outer_axes``, the
@@ -81,7 +81,10 @@ def apply_multi_level_tiling(
             r_levels[-1].append(loop)  # a window axis runs whole in the innermost level
             continue
         if spatial and padded and name in padded:
-            tiles_of, inner = sch.split(loop, [None, padded[name]])
+            pad = padded[name]
+            if isinstance(pad, tuple):  # a choice of widths, drawn like any decision
+                pad = sch.sample_categorical(list(pad), [1.0 / len(pad)] * len(pad))
+            tiles_of, inner = sch.split(loop, [None, pad])
             tiles = sch.sample_perfect_tile(tiles_of, n=n - 1, max_innermost_factor=0)
             parts = [*sch.split(tiles_of, tiles), inner]
         else:
@@ -179,6 +182,10 @@ def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
 #: Rows of a register tile along an axis that is not vectorized, when that axis must be
 #: padded (``awkward_axes``)
 PADDED_ROWS = 4
+#: Registers of the padded vector tile besides one (``awkward_axes``), and the share of
+#: the axis such a tile may add as padding (the prior does not see the wasted lanes)
+PADDED_VECTORS = 3
+PADDED_WASTE = 0.06
 #: Vector loops (elements) an untiled stage's awkward innermost axis is split by
 #: (``split_awkward_innermost``): one, two or four AVX-512 registers of fp32; such an
 #: axis has no divisor from ``MIN_VECTOR_TILE`` (one AVX2 register of fp32) up
@@ -210,6 +217,18 @@ def split_awkward_innermost(sch: Schedule, loop, extent: int) -> bool:
     return True
 
 
+def _vector_pads(extent: int, lanes: int) -> int | tuple:
+    """The padded tile of a vectorized axis: one register, or a choice of one or
+    ``PADDED_VECTORS`` when that pads the axis by at most ``PADDED_WASTE`` of it. The
+    other levels tile the padded tiles, and a count like 251 / 8 -> 32 has no factor 3:
+    the 4 x 24 tile (AVX2's 12 accumulators) of a 127 x 509 x 251 matmul needs the 24
+    drawn here (579 us against 633 for 4 x 16, one thread, timed in turns)."""
+    wide = PADDED_VECTORS * lanes
+    if -(-extent // wide) * wide - extent > PADDED_WASTE * extent:
+        return lanes
+    return (lanes, wide)
+
+
 def awkward_axes(st: Stage, lanes: int) -> dict:
     """{spatial axis: padded tile} for the axes of ``st`` whose extent no register tile
     divides well: the last (vectorized) axis when no divisor in [lanes, MAX_INNERMOST]
@@ -223,7 +242,8 @@ def awkward_axes(st: Stage, lanes: int) -> dict:
     names = [iv.var.name for iv in st.op.axis]
     if not names:
         return {}
-    out = {names[-1]: lanes} if awkward(extents.get(names[-1]), lanes) else {}
+    last = names[-1]
+    out = {last: _vector_pads(extents[last], lanes)} if awkward(extents.get(last), lanes) else {}
     for name in names[:-1]:
         if awkward(extents.get(name), PADDED_ROWS):
             out[name] = PADDED_ROWS

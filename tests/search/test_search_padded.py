@@ -118,3 +118,29 @@ def test_an_untiled_stage_over_a_prime_row_gets_guarded_vectors():
                 assert found, (stage, script)
                 widths.update(int(w) for w in found)
     assert widths <= set(GUARDED_VECTORS) and len(widths) > 1
+
+
+def test_a_padded_vector_tile_may_be_three_registers_wide():
+    """127 x 509 x 251 on AVX2: 251 pads to 32 tiles of 8 (no factor 3 among them) or 11
+    of 24 (5% padding): the 4 x 24 register tile (12 accumulators) ran at 579 us where
+    4 x 16 ran at 633. Both widths are drawn, and every sample is right; a width that
+    pads more than ``PADDED_WASTE`` of the axis is not offered."""
+    from ansor_lab.search.tiling import PADDED_WASTE, _vector_pads  # noqa: PLC0415
+
+    a = te.placeholder((127, 509), name="a")
+    b = te.placeholder((509, 251), name="b")
+    st = make_task([a, b, topi.nn.matmul(a, b)]).make_schedule().state.stage("T_matmul_NN")
+    assert awkward_axes(st, 8) == {"i": PADDED_ROWS, "j": (8, 24)}
+    assert _vector_pads(197, 8) == 8 and (216 - 197) / 197 > PADDED_WASTE
+    a2 = te.placeholder((13, 40), name="a")
+    b2 = te.placeholder((40, 251), name="b")
+    policy = policy_of([a2, b2, topi.nn.matmul(a2, b2)], vector_bytes=32)
+    padded = [s for s in policy.sketches if "tile(padded)" in s.describe()]
+    widths = set()
+    for sk in padded:
+        for _ in range(6):
+            _, sch = policy.space.sample(sk.index)
+            check_numeric(sch, sch.args)
+            script = tvm.lower(sch.mod).script()
+            widths.update(int(w) for w in re.findall(r"j_0_\d \* (\d+) \+ j_1 < 251", script))
+    assert widths == {8, 24}, widths
