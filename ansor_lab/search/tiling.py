@@ -182,10 +182,10 @@ def apply_rfactor(sch: Schedule, block: str, inner: bool) -> None:
 #: Rows of a register tile along an axis that is not vectorized, when that axis must be
 #: padded (``awkward_axes``)
 PADDED_ROWS = 4
-#: Registers of the padded vector tile besides one (``awkward_axes``), and the share of
-#: the axis such a tile may add as padding (the prior does not see the wasted lanes)
+#: Most registers of a padded vector tile (``awkward_axes``), and the share of the axis
+#: a tile wider than one may add as padding (the prior does not see the wasted lanes)
 PADDED_VECTORS = 3
-PADDED_WASTE = 0.06
+PADDED_WASTE = 0.10
 #: Vector loops (elements) an untiled stage's awkward innermost axis is split by
 #: (``split_awkward_innermost``): one, two or four AVX-512 registers of fp32; such an
 #: axis has no divisor from ``MIN_VECTOR_TILE`` (one AVX2 register of fp32) up
@@ -218,15 +218,20 @@ def split_awkward_innermost(sch: Schedule, loop, extent: int) -> bool:
 
 
 def _vector_pads(extent: int, lanes: int) -> int | tuple:
-    """The padded tile of a vectorized axis: one register, or a choice of one or
-    ``PADDED_VECTORS`` when that pads the axis by at most ``PADDED_WASTE`` of it. The
-    other levels tile the padded tiles, and a count like 251 / 8 -> 32 has no factor 3:
-    the 4 x 24 tile (AVX2's 12 accumulators) of a 127 x 509 x 251 matmul needs the 24
-    drawn here (579 us against 633 for 4 x 16, one thread, timed in turns)."""
-    wide = PADDED_VECTORS * lanes
-    if -(-extent // wide) * wide - extent > PADDED_WASTE * extent:
-        return lanes
-    return (lanes, wide)
+    """The padded tile of a vectorized axis: one register, or a choice among one to
+    ``PADDED_VECTORS`` of them, those that pad the axis by at most ``PADDED_WASTE`` of
+    it. The other levels tile the padded tiles, and their count can lack the factors a
+    wider register tile needs (251 / 8 -> 32 tiles has no factor 3; 197 / 8 -> 25 only
+    5s); where the rows are padded too the register tile is ``PADDED_ROWS`` x this width,
+    4 x 8 on AVX2: 4 accumulators, half what hides the multiply-add latency. Measured,
+    one thread, AVX2: a 127 x 509 x 251 matmul's 4 x 24 tile ran at 579 us, 4 x 16 at
+    633 (timed in turns)."""
+    widths = [
+        k * lanes
+        for k in range(1, PADDED_VECTORS + 1)
+        if k == 1 or -(-extent // (k * lanes)) * k * lanes - extent <= PADDED_WASTE * extent
+    ]
+    return widths[0] if len(widths) == 1 else tuple(widths)
 
 
 def awkward_axes(st: Stage, lanes: int) -> dict:
