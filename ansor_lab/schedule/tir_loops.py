@@ -36,10 +36,7 @@ class LoopSteps:
         factor: int | None = None,
     ) -> list[LoopRV]:
         """Split a loop: ``factors=[None, 16]`` (one None is inferred; with no None they must
-        multiply to at least the extent, as in TVM: ``[32, 4]`` splits 127). Non-dividing
-        factors give guarded code; the outer loop runs only the iterations that reach the
-        extent (``[40, 4]`` on 127 gives an outer loop of 32, where TVM's runs 40 with 8
-        guarded off entirely).
+        multiply to the extent). Non-dividing factors give guarded code.
 
         The loop is replaced by one loop per factor, outermost first, named ``<loop>_0``,
         ``<loop>_1``, ...; the block's indices become ``i_0 * 16 + i_1``. ``factor=`` and

@@ -76,19 +76,6 @@ def test_split_non_divisible_is_guarded():
     )
 
 
-def test_split_factors_past_the_extent_are_guarded_as_in_tvm():
-    # TVM refuses factors that multiply to less than the extent, and guards the rest
-    A, B, C = matmul()
-    sch = schedule([A, B, C])
-    i, j, k = sch.get_loops(sch.get_block("C"))
-    jo, ji = sch.split(j, factors=[5, 10])  # 50 >= 48
-    assert [sch.get(x).extent for x in (jo, ji)] == [5, 10]
-    jo2, ji2 = sch.split(ji, factors=[7, 2])  # 14 >= 10: the outer keeps the 5 that reach it
-    assert [sch.get(x).extent for x in (jo2, ji2)] == [5, 2]
-    check(sch, [A, B, C], contains=["if j_0 * 10 + j_1_0 * 2 + j_1_1 < 48:"])
-    verify_trace_roundtrip(sch)
-
-
 def test_split_non_divisible_reduction_loop_guards_the_update_only():
     A, B, C = matmul()
     sch = schedule([A, B, C])

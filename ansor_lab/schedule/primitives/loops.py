@@ -75,7 +75,7 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     if nones:
         factors = list(factors)
         factors[nones[0]] = -(-extent // known)
-    elif known < extent:
+    elif known != extent:
         raise step_error(
             "split",
             block,
@@ -83,11 +83,6 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
             "make them multiply to the extent, or put None for the one to infer",
             loop,
         )
-    elif known > extent:
-        # as TVM: the iterations past the extent are guarded off; the outer loop keeps
-        # only the iterations that reach the extent (ceil(extent / inner factors))
-        factors = list(factors)
-        factors[0] = -(-extent // (known // factors[0]))
     covered = 1
     for f in factors:
         covered *= f
