@@ -313,8 +313,8 @@ class _PriorWalker(LoopNestWalker):
             # grouped convolution's channels of one group read the same vector at a step,
             # used then and dead; counted live, its 2-channel x 28-lane tiles ranked 0.4x
             # the 4 x 28 tiles they ran 1.4x faster than)
-            per_step = _enumerate(ld.indices, rows)
-            if distinct < per_step * (every // math.prod(lp.extent for lp in rows)):
+            shift_steps = math.prod(lp.extent for lp in shifts)
+            if distinct < every and distinct < _distinct(ld.indices, rows) * shift_steps:
                 total += distinct * math.ceil(vec.extent / self.lanes)
         return total
 
