@@ -84,8 +84,10 @@ class ExprPrinter(Visitor):
         right, rp = self.visit(e.b)
         if lp < prec:
             left = f"({left})"
-        # left-associative: the right operand needs parens at equal precedence
-        if rp <= prec and not (rp == prec and type(e) in (E.Add, E.Mul, E.And, E.Or)):
+        # left-associative: the right operand needs parens at equal precedence, even of
+        # an associative operator (a float a + (b + c) is not (a + b) + c, and the text
+        # must parse back to the same tree)
+        if rp <= prec:
             right = f"({right})"
         return f"{left} {op} {right}", prec
 

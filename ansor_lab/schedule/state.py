@@ -34,13 +34,25 @@ class Iter:
 class Split:
     """``parent`` becomes ``children`` (outer to inner); ``factors`` are the inner extents.
 
-    The outermost child's extent is ``ceil(parent / prod(factors))``; when that does not
-    divide evenly, lowering guards the body with ``parent < extent``.
+    The outermost child's extent is ``ceil(parent / prod(factors))``, or ``outer`` where
+    the split was given a larger one (TVM keeps ``split(l, factors=[8, 16])`` of a loop
+    of 100 as 8 x 16); it never covers less than the parent (its root extent may change
+    later, as a stage computed at a loop gets the region it needs). When the children
+    cover more than the parent, lowering guards the body with ``parent < extent``.
     """
 
     parent: str
     children: tuple[str, ...]
     factors: tuple[int, ...]
+    outer: int | None = None
+
+    def outer_extent(self, parent_extent: int) -> int:
+        """The outermost child's extent for a parent of ``parent_extent``."""
+        inner = 1
+        for f in self.factors:
+            inner *= f
+        needed = -(-parent_extent // inner)
+        return needed if self.outer is None else max(self.outer, needed)
 
 
 @dataclass(frozen=True)
@@ -404,10 +416,7 @@ def derive_extents(stage: Stage, root_extents: list[int] | None = None) -> dict:
     extents = {it.name: ext for it, ext in zip(stage.root, roots)}
     for rel in stage.relations:
         if isinstance(rel, Split):
-            inner = 1
-            for f in rel.factors:
-                inner *= f
-            extents[rel.children[0]] = -(-extents[rel.parent] // inner)
+            extents[rel.children[0]] = rel.outer_extent(extents[rel.parent])
             for child, f in zip(rel.children[1:], rel.factors):
                 extents[child] = f
         else:
@@ -437,13 +446,18 @@ def pass_up(stage: Stage, leaf_values: dict, extents: dict) -> tuple[dict, list]
             if _undoes_fuse(rel, fused_from):
                 acc = values[fused_from[rel.children[0]][0]]
             else:
-                acc = None
-                stride = 1
+                # outer to inner, nested to the left (((a * 8 + b * 4) + c), as TVM and
+                # as the printed text parses back: a tree nested to the right prints the
+                # same and parses as another one
+                strides, stride = [], 1
                 for child in reversed(rel.children):
+                    strides.append(stride)
+                    stride *= extents[child]
+                acc = None
+                for child, stride in zip(rel.children, reversed(strides)):
                     v = values[child]
                     term = v if stride == 1 else E.Mul(v, E.IntImm(stride), "int32")
-                    acc = term if acc is None else E.Add(term, acc, "int32")
-                    stride *= extents[child]
+                    acc = term if acc is None else E.Add(acc, term, "int32")
             values[rel.parent] = acc
             inner = 1
             for child in rel.children:

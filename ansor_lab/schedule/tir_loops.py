@@ -36,7 +36,9 @@ class LoopSteps:
         factor: int | None = None,
     ) -> list[LoopRV]:
         """Split a loop: ``factors=[None, 16]`` (one None is inferred; with no None they must
-        multiply to the extent). Non-dividing factors give guarded code.
+        multiply to at least the extent, as in TVM). Non-dividing factors give guarded
+        code: ``[8, 16]`` of a loop of 100 runs 8 x 16 iterations, those past 100 guarded
+        off (``T.where`` in the printed script).
 
         The loop is replaced by one loop per factor, outermost first, named ``<loop>_0``,
         ``<loop>_1``, ...; the block's indices become ``i_0 * 16 + i_1``. ``factor=`` and

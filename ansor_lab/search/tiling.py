@@ -193,13 +193,21 @@ GUARDED_VECTORS = (16, 32, 64)
 MIN_VECTOR_TILE = 8
 
 
-def awkward(extent: object, tile: int) -> bool:
-    """Whether no tile in [``tile``, ``MAX_INNERMOST``] divides ``extent`` (longer than two
-    such tiles): 197 (prime), not 56 (28 divides it) or 7 (too short to pad)."""
+def awkward(extent: object, tile: int, whole_tiles: bool = True) -> bool:
+    """Whether ``extent`` (longer than two tiles of ``tile``) is better padded than tiled:
+    no tile in [``tile``, ``MAX_INNERMOST``] divides it (197, prime), or (``whole_tiles``)
+    none of them is a multiple of ``tile`` while padding to one adds at most
+    ``PADDED_WASTE`` (CLIP's 77 tokens, 7 x 11: on AVX2 its only vector tile is 11 lanes,
+    a full register and a 3-lane rest, where 80 is ten full ones). Not 56 (8 divides it),
+    28 (14 divides it; padding to 32 adds 14%) or 7 (too short to pad)."""
+    if not isinstance(extent, int) or extent <= 2 * tile:
+        return False
+    tiles = [d for d in divisors(extent) if tile <= d <= MAX_INNERMOST]
+    if not tiles:
+        return True
+    padding = -extent % tile
     return (
-        isinstance(extent, int)
-        and extent > 2 * tile
-        and not any(tile <= d <= MAX_INNERMOST for d in divisors(extent))
+        whole_tiles and not any(d % tile == 0 for d in tiles) and padding <= PADDED_WASTE * extent
     )
 
 
@@ -210,7 +218,7 @@ def split_awkward_innermost(sch: Schedule, loop, extent: int) -> bool:
     split of 197 (a ViT's attention rows) is 197 x 1, a scalar loop: a softmax over them
     called a scalar exp per element (754 us, 0.30x PyTorch). False when a perfect split
     can hold a vector (the caller samples one)."""
-    if not awkward(extent, MIN_VECTOR_TILE):
+    if not awkward(extent, MIN_VECTOR_TILE, whole_tiles=False):
         return False
     probs = [1.0 / len(GUARDED_VECTORS)] * len(GUARDED_VECTORS)
     sch.split(loop, [None, sch.sample_categorical(list(GUARDED_VECTORS), probs)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from schedule_helpers import (
     check,
+    check_te,
     elementwise3,
     matmul,
     matmul_exp,
@@ -15,7 +16,7 @@ from schedule_helpers import (
 )
 
 import ansor_lab as tvm
-from ansor_lab import tir
+from ansor_lab import te, tir
 from ansor_lab.errors import IRError
 from ansor_lab.schedule.attachment import ROOT
 
@@ -74,6 +75,41 @@ def test_split_non_divisible_is_guarded():
             "if j_0 * 10 + j_1 < 48:",
         ],
     )
+
+
+def test_split_factors_past_the_extent_keep_their_loops_as_in_tvm():
+    # TVM refuses only factors that multiply to less than the extent; the loops are the
+    # ones written, the iterations past the extent guarded off
+    A, B, C = matmul()
+    sch = schedule([A, B, C])
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    jo, ji = sch.split(j, factors=[6, 10])  # 60 >= 48: j_0 = 5 is guarded off whole
+    assert [sch.get(x).extent for x in (jo, ji)] == [6, 10]
+    jo2, ji2 = sch.split(ji, factors=[7, 2])  # 14 >= 10
+    assert [sch.get(x).extent for x in (jo2, ji2)] == [7, 2]
+    text = check(sch, [A, B, C], contains=["for j_0 in range(6):", "for j_1_0 in range(7):"])
+    assert "j_1_0 * 2 + j_1_1 < 10" in text and "< 48" in text, text
+    script = sch.mod.script()
+    assert "for i, j_0, j_1_0, j_1_1, k in T.grid(64, 6, 7, 2, 32):" in script, script
+    assert "T.where(j_1_0 * 2 + j_1_1 < 10 and j_0 * 10 + j_1_0 * 2 + j_1_1 < 48)" in script
+
+
+def test_split_factors_short_of_the_extent_say_what_to_write():
+    A, B, C = matmul()
+    sch = schedule([A, B, C])
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tvm.tir.ScheduleError, match="multiply to at least the extent"):
+        sch.split(j, factors=[4, 10])  # 40 < 48
+
+
+def test_te_split_by_nparts_keeps_the_parts_as_in_tvm():
+    # TVM's TE: nparts=6 of 10 is 6 x ceil(10 / 6) = 6 x 2, the last part guarded off
+    A = te.placeholder((10,), name="A")
+    B = te.compute((10,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    outer, inner = s[B].split(B.op.axis[0], nparts=6)
+    text = check_te(s, [A, B], contains=["for i_0 in range(6):", "for i_1 in range(2):"])
+    assert "if i_0 * 2 + i_1 < 10:" in text, text
 
 
 def test_split_non_divisible_reduction_loop_guards_the_update_only():

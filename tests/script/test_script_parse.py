@@ -240,3 +240,29 @@ def test_older_tvmscript_subscripted_buffer_types_parse_and_build():
     ann = T.Buffer[(128, 64), "int8"]
     assert (ann.shape, ann.dtype) == ((128, 64), "int8")
     assert T.Buffer[(16,)].dtype == "float32" and T.Buffer((16,), "float16").dtype == "float16"
+
+
+def test_a_sum_nested_to_the_right_prints_its_parentheses_and_parses_back():
+    # float addition is not associative: a + (b + c) printed as a + b + c would parse
+    # back as (a + b) + c, another program
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + (A[i] * 2.0 + A[7 - i]), name="B")
+    func = te.create_prim_func([A, B])
+    text = func.script()
+    assert "A[v_i] + (A[v_i] * T.float32(2.0) + A[7 - v_i])" in text, text
+    tvm.ir.assert_structural_equal(func, from_source(text))
+
+
+def test_a_guarded_split_under_rfactor_parses_back():
+    # the guard of a three-way split (k_0 * 2 + k_1 * 2 + k_2 < 23) is built nested to
+    # the left, as the text parses: built to the right it printed the same and parsed as
+    # another tree (the round-trip fuzzer's find)
+    A = te.placeholder((17, 23), name="A")
+    B = te.placeholder((23, 19), name="B")
+    sch = tvm.tir.Schedule(te.create_prim_func([A, B, tvm.topi.nn.matmul(A, B)]))
+    *_, k = sch.get_loops(sch.get_block("T_matmul_NN"))
+    k0, _, _ = sch.split(k, factors=[None, 1, 2])
+    sch.rfactor(k0, 0)
+    text = sch.mod.script()
+    assert "if v_k_0 * 2 + v_k_1 * 2 + v_k_2 < 23:" in text, text
+    tvm.ir.assert_structural_equal(sch.mod["main"], from_source(text))

@@ -58,8 +58,9 @@ def test_which_axes_are_padded():
     st = stage(bmm(tokens=197))
     assert awkward_axes(st, 16) == {"i": PADDED_ROWS, "j": 16}
     # 56 = 2 x 28: a vector tile of 28 divides it; 37 is one tile of 37 (two vectors
-    # and a masked one); 7 is too short to pad
-    assert awkward_axes(stage(bmm(tokens=37)), 16) == {}
+    # and a masked one: padding to 48 would add 30%), but as rows a prime 37 tiles by 1
+    # or 37 only and pads to 40; 7 is too short to pad
+    assert awkward_axes(stage(bmm(tokens=37)), 16) == {"i": PADDED_ROWS}
     assert awkward_axes(stage(bmm(tokens=56)), 16) == {}
     assert awkward_axes(stage(bmm(tokens=7)), 16) == {}
     # the last axis awkward, the rows not (64 rows: tiles of 4, 8, ... divide them)
@@ -104,7 +105,7 @@ def test_an_untiled_stage_over_a_prime_row_gets_guarded_vectors():
     from ansor_lab.search.tiling import GUARDED_VECTORS, awkward  # noqa: PLC0415
 
     assert awkward(197, 8) and awkward(131, 8) and awkward(2 * 131, 8)
-    assert not awkward(196, 8) and not awkward(56, 8) and not awkward(13, 8)
+    assert not awkward(196, 8, whole_tiles=False) and not awkward(56, 8) and not awkward(13, 8)
     x = te.placeholder((3, 131), name="x")
     policy = policy_of([x, topi.nn.softmax(x, axis=-1)])
     widths = set()
@@ -150,3 +151,21 @@ def test_a_padded_vector_tile_may_be_three_registers_wide():
         if len(widths) == 3:
             break
     assert widths == {8, 16, 24}, widths
+
+
+def test_an_axis_whose_tiles_are_no_whole_registers_is_padded_where_padding_is_cheap():
+    """CLIP's 77 tokens (7 x 11) tile by 11 on AVX2: one register and a 3-lane rest per
+    tile. Padded to 80 they are ten full registers (4% more lanes); 28 (14 divides it)
+    would add 14% and is tiled as before, 56 has 8."""
+    from ansor_lab.search.tiling import awkward  # noqa: PLC0415
+
+    assert awkward(77, 8) and awkward(77, 16) and awkward(100, 8) and awkward(196, 8)
+    assert not awkward(28, 8) and not awkward(56, 8) and not awkward(48, 16)
+    assert not awkward(28, 4) and not awkward(12, 4)
+    assert awkward(77, PADDED_ROWS) and awkward(37, PADDED_ROWS)
+
+    def stage(tensors):
+        return make_task(tensors).make_schedule().state.stage(tensors[-1].op.name)
+
+    assert awkward_axes(stage(bmm(tokens=77)), 8) == {"i": PADDED_ROWS, "j": (8, 16)}
+    assert awkward_axes(stage(bmm(tokens=56)), 8) == {}

@@ -203,7 +203,7 @@ def reverse_compute_inline(state: State, block: str) -> None:
     st.root = tuple(st.iters[r(it.name)] for it in prod.root)
     st.leaves = [r(n) for n in prod.leaves]
     st.relations = [
-        Split(r(x.parent), tuple(map(r, x.children)), x.factors)
+        Split(r(x.parent), tuple(map(r, x.children)), x.factors, x.outer)
         if isinstance(x, Split)
         else Fuse(tuple(map(r, x.children)), r(x.fused))
         for x in prod.relations

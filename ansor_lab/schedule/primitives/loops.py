@@ -75,12 +75,12 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
     if nones:
         factors = list(factors)
         factors[nones[0]] = -(-extent // known)
-    elif known != extent:
+    elif known < extent:
         raise step_error(
             "split",
             block,
             f"factors {list(factors)} multiply to {known} but the loop has extent {extent}; "
-            "make them multiply to the extent, or put None for the one to infer",
+            "make them multiply to at least the extent, or put None for the one to infer",
             loop,
         )
     covered = 1
@@ -103,7 +103,11 @@ def split(state: State, block: str, loop: str, factors: list) -> list[str]:
         name = _loop_name(st, f"{loop}_{k}", str(k))
         st.iters[name] = Iter(name, 0, kind)
         names.append(name)
-    st.relations.append(Split(loop, tuple(names), tuple(factors[1:])))
+    inner = covered // factors[0]
+    # as TVM: a given outer factor past what the extent needs stays (its iterations past
+    # the extent are guarded off), so the loops are the ones the user wrote
+    outer = factors[0] if factors[0] != -(-extent // inner) else None
+    st.relations.append(Split(loop, tuple(names), tuple(factors[1:]), outer))
     pos = st.leaves.index(loop)
     st.leaves[pos : pos + 1] = names
     st.annotations.pop(loop, None)
