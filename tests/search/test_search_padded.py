@@ -58,9 +58,8 @@ def test_which_axes_are_padded():
     st = stage(bmm(tokens=197))
     assert awkward_axes(st, 16) == {"i": PADDED_ROWS, "j": 16}
     # 56 = 2 x 28: a vector tile of 28 divides it; 37 is one tile of 37 (two vectors
-    # and a masked one: padding to 48 would add 30%), but as rows a prime 37 tiles by 1
-    # or 37 only and pads to 40; 7 is too short to pad
-    assert awkward_axes(stage(bmm(tokens=37)), 16) == {"i": PADDED_ROWS}
+    # and a masked one: padding to 48 would add 30%); 7 is too short to pad
+    assert awkward_axes(stage(bmm(tokens=37)), 16) == {}
     assert awkward_axes(stage(bmm(tokens=56)), 16) == {}
     assert awkward_axes(stage(bmm(tokens=7)), 16) == {}
     # the last axis awkward, the rows not (64 rows: tiles of 4, 8, ... divide them)
@@ -163,9 +162,13 @@ def test_an_axis_whose_tiles_are_no_whole_registers_is_padded_where_padding_is_c
     assert not awkward(28, 8) and not awkward(56, 8) and not awkward(48, 16)
     assert not awkward(28, 4) and not awkward(12, 4)
     assert awkward(77, PADDED_ROWS) and awkward(37, PADDED_ROWS)
+    assert not awkward(77, PADDED_ROWS, whole_tiles=False)
 
     def stage(tensors):
         return make_task(tensors).make_schedule().state.stage(tensors[-1].op.name)
 
     assert awkward_axes(stage(bmm(tokens=77)), 8) == {"i": PADDED_ROWS, "j": (8, 16)}
+    # AVX-512: one 16-lane register is the widest padded tile (32 would add 25%), so 4
+    # padded rows would hold 4 accumulators; the rows keep their tiles of 7 and 11
+    assert awkward_axes(stage(bmm(tokens=77)), 16) == {"j": 16}
     assert awkward_axes(stage(bmm(tokens=56)), 8) == {}
