@@ -80,6 +80,27 @@ def written_params(func: N.PrimFunc) -> set:
     }
 
 
+def _c_strides(shape: tuple, dtype: np.dtype) -> tuple | None:
+    """The strides numpy gives a C-contiguous array of ``shape`` (None: not all ints)."""
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    strides, step = [], dtype.itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def _nbytes(shape: tuple, dtype: np.dtype) -> int | None:
+    """The bytes an array of ``shape`` holds (None: not all ints)."""
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    n = dtype.itemsize
+    for d in shape:
+        n *= d
+    return n
+
+
 class Module:
     """A compiled PrimFunc. Call it with numpy arrays (or NDArrays), outputs included."""
 
@@ -91,9 +112,19 @@ class Module:
         self.type_key = "llvm"
         self.imported_modules: list = []
         self._outputs = written_params(func)
-        # (name, shape, dtype, written) per parameter, and the pairs that must not overlap
+        # (name, shape, dtype, written, C strides, bytes) per parameter, and the pairs
+        # that must not overlap
         self._specs = [
-            (b.name, tuple(b.shape), np.dtype(b.dtype), b in self._outputs) for b in func.params
+            (
+                b.name,
+                shape,
+                dtype,
+                b in self._outputs,
+                _c_strides(shape, dtype),
+                _nbytes(shape, dtype),
+            )
+            for b in func.params
+            for shape, dtype in [(tuple(b.shape), np.dtype(b.dtype))]
         ]
         self._pairs = [
             (i, j)
@@ -115,56 +146,68 @@ class Module:
 
     # -- calling --------------------------------------------------------------------
     def _pointers(self, args: Sequence[object]) -> list[int]:
-        # the checks run on every call: each is a tuple or dtype comparison against the
-        # parameter's spec, computed once (``dtype.name`` alone cost 4 us a call), and the
-        # error text is built only when a check fails
+        # the checks run on every call, so the common case costs little: a plain array of
+        # the parameter's shape, dtype and C strides (compared as tuples, computed once)
+        # needs no other test; anything else takes ``_checked`` (flags, messages)
         specs = self._specs
         if len(args) != len(specs):
             names = ", ".join(b.name for b in self.func.params)
             raise RuntimeArgumentError(
                 f"{self.entry_name} takes {len(specs)} arrays ({names}), got {len(args)}"
             )
-        arrays = [as_numpy_view(a) for a in args]
         ptrs = []
-        for arr, (name, shape, dtype, written) in zip(arrays, specs):
-            if arr.shape != shape:
-                raise RuntimeArgumentError(
-                    f"argument {name!r} has shape {arr.shape}, expected {shape}"
-                )
-            if arr.dtype != dtype:
-                if arr.dtype.newbyteorder("=") == dtype:
-                    # the same type in the other byte order: its dtype.name reads the same
-                    # (refused, not converted, as a non-contiguous array is: no hidden copy)
-                    order = "big-endian" if arr.dtype.byteorder == ">" else "little-endian"
-                    raise RuntimeArgumentError(
-                        f"argument {name!r} is {order} ({arr.dtype.str!r}), not in this "
-                        f"machine's byte order, which the kernel reads; pass "
-                        f"a.astype({dtype.name!r}) or np.ascontiguousarray(a, "
-                        f"dtype={dtype.name!r})"
-                        + (" and copy the result back after the call" if written else "")
-                    )
-                raise RuntimeArgumentError(
-                    f"argument {name!r} has dtype {arr.dtype.name}, expected {dtype.name}; "
-                    f"convert it with .astype('{dtype.name}')"
-                )
-            flags = arr.flags
-            if not flags.c_contiguous:
-                raise RuntimeArgumentError(
-                    f"argument {name!r} is not C-contiguous (a transposed view or slice?); "
-                    "pass np.ascontiguousarray(x)"
-                )
-            if written and not flags.writeable:
-                raise RuntimeArgumentError(f"output argument {name!r} is read-only")
+        for a, spec in zip(args, specs):
+            arr = a if type(a) is np.ndarray else as_numpy_view(a)
+            if (
+                arr.shape != spec[1]
+                or arr.strides != spec[4]
+                or arr.dtype != spec[2]
+                or (spec[3] and not arr.flags.writeable)
+            ):
+                self._checked(arr, spec)  # raises, or passes a contiguous array
             ptrs.append(data_address(arr))
-        # C-contiguous arrays share memory exactly when their byte ranges overlap
+        # C-contiguous arrays share memory exactly when their byte ranges overlap (their
+        # sizes are the parameters': shape and dtype were checked)
         for i, j in self._pairs:
             lo, hi = ptrs[i], ptrs[j]
-            if lo < hi + arrays[j].nbytes and hi < lo + arrays[i].nbytes:
+            if lo < hi + specs[j][5] and hi < lo + specs[i][5]:
                 raise RuntimeArgumentError(
                     f"arguments {specs[i][0]!r} and {specs[j][0]!r} share memory; "
                     "the kernel assumes distinct buffers, pass separate arrays"
                 )
         return ptrs
+
+    @staticmethod
+    def _checked(arr: np.ndarray, spec: tuple) -> None:
+        """Raise the error ``arr`` earns as the parameter ``spec``; return if it is fine
+        (C-contiguous with other strides: a dimension of extent 1 may have any)."""
+        name, shape, dtype, written = spec[:4]
+        if arr.shape != shape:
+            raise RuntimeArgumentError(f"argument {name!r} has shape {arr.shape}, expected {shape}")
+        if arr.dtype != dtype:
+            if arr.dtype.newbyteorder("=") == dtype:
+                # the same type in the other byte order: its dtype.name reads the same
+                # (refused, not converted, as a non-contiguous array is: no hidden copy)
+                order = "big-endian" if arr.dtype.byteorder == ">" else "little-endian"
+                raise RuntimeArgumentError(
+                    f"argument {name!r} is {order} ({arr.dtype.str!r}), not in this "
+                    f"machine's byte order, which the kernel reads; pass "
+                    f"a.astype({dtype.name!r}) or np.ascontiguousarray(a, "
+                    f"dtype={dtype.name!r})"
+                    + (" and copy the result back after the call" if written else "")
+                )
+            raise RuntimeArgumentError(
+                f"argument {name!r} has dtype {arr.dtype.name}, expected {dtype.name}; "
+                f"convert it with .astype('{dtype.name}')"
+            )
+        flags = arr.flags
+        if not flags.c_contiguous:
+            raise RuntimeArgumentError(
+                f"argument {name!r} is not C-contiguous (a transposed view or slice?); "
+                "pass np.ascontiguousarray(x)"
+            )
+        if written and not flags.writeable:
+            raise RuntimeArgumentError(f"output argument {name!r} is read-only")
 
     def __call__(self, *args: object) -> None:
         ptrs = self._pointers(args)

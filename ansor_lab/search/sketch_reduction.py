@@ -35,6 +35,7 @@ import math
 from ..codegen.horizontal_reduce import HORIZONTAL, REASSOCIATE, RECIPROCAL
 from ..dsl import dtypes, expr as E
 from ..errors import ScheduleError
+from ..ir.linear import linear_form
 from ..schedule.state import Stage, State, derive_extents, effective_reads
 from ..schedule.tir_schedule import Schedule
 
@@ -67,6 +68,20 @@ def _moves(index: tuple, k: E.Var, axes: set) -> bool:
     """Whether an index tuple depends on ``k`` and on one of ``axes``."""
     used = set().union(*(E.free_vars(i) for i in index)) if index else set()
     return k in used and bool(axes & used)
+
+
+def _contiguous_in(index: tuple, k: E.Var) -> bool:
+    """Whether ``k`` moves only the last index of ``index``, by one element a step: the
+    bare ``k``, or ``k`` plus terms free of it (a chunk's ``x[i, c * 128 + k]``, a
+    position found before, ``x[i, first[i] * 128 + k]``)."""
+    if any(k in E.free_vars(i) for i in index[:-1]):
+        return False
+    if index[-1] is k:
+        return True
+    form = linear_form(index[-1])
+    if form is None or form[0].get(k) != 1:
+        return False
+    return not any(k in E.free_vars(t) for t in form[0] if t is not k)
 
 
 def _trailing_axes(state: State, st: Stage, reads: dict) -> tuple[E.Var, ...]:
@@ -156,10 +171,8 @@ def vector_reduction(
         return None
     reads = _reads(state, st)
     with_k = [r for rs in reads.values() for r in rs if any(k in E.free_vars(i) for i in r)]
-    if not with_k or any(
-        r[-1] is not k or any(k in E.free_vars(i) for i in r[:-1]) for r in with_k
-    ):
-        return None  # k must be the bare, contiguous last index of every read using it
+    if not with_k or not all(_contiguous_in(r, k) for r in with_k):
+        return None  # k must step the last index of every read using it by one
     long_axes = {iv.var for iv in op.axis if int(iv.dom.extent) > 1}
     # operands of the reduction (indexed by k) that also move with an output axis: two of
     # them is a matmul's reuse, which tiling serves; a per-row scalar (a norm's mean, not

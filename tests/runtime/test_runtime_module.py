@@ -90,6 +90,29 @@ def test_non_contiguous(add_one):
     add_one(np.ascontiguousarray(a), np.zeros((3, 4), "float32"))  # the suggested fix
 
 
+def test_contiguous_arrays_with_other_strides_are_accepted():
+    # the call's quick check compares strides with C's; numpy leaves a dimension of
+    # extent 1 any stride, so a C-contiguous array may have others: it passes the full
+    # check and runs. Arrays that are not contiguous are still refused.
+    A = te.placeholder((1, 4), name="A")
+    B = te.compute((1, 4), lambda i, j: A[i, j] * 2.0, name="B")
+    double = tvm.build(te.create_schedule(B.op), [A, B], "llvm")
+    grid = np.arange(16, dtype="float32").reshape(4, 4)
+    row = grid[2::4]  # row 2, shape (1, 4), stride 64 bytes over its extent-1 axis
+    assert row.strides == (64, 4) and row.flags.c_contiguous
+    out = np.zeros((1, 4), "float32")
+    double(row, out)
+    assert out.tolist() == [[16.0, 18.0, 20.0, 22.0]]
+    column = grid[:1, ::2]  # shape (1, 2) read as every other element: refused
+    with pytest.raises(RuntimeArgumentError, match=r"argument 'A' has shape \(1, 2\)"):
+        double(column, out)
+    spaced = np.lib.stride_tricks.as_strided(grid, (1, 4), (64, 8))
+    with pytest.raises(RuntimeArgumentError, match=r"argument 'A' is not C-contiguous"):
+        double(spaced, out)
+    with pytest.raises(RuntimeArgumentError, match=r"argument 'A' is big-endian"):
+        double(row.astype(">f4"), out)
+
+
 def test_read_only_output(add_one):
     b = np.zeros((3, 4), "float32")
     b.flags.writeable = False

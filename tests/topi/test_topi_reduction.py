@@ -6,6 +6,7 @@ import pytest
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, topi
 from ansor_lab.errors import DSLError
+from ansor_lab.topi import reduction as topi_reduction
 
 CASES = [
     ((4, 5), 1, False),
@@ -125,6 +126,9 @@ ARG_CASES = [
     ((3, 5, 7), (0, 2), False),
     ((2, 3, 5), None, False),
     ((2, 3, 5), None, True),
+    ((3, 1000), 1, False),  # rows of 512 or more are searched by chunks (a tail of 40)
+    ((2, 2, 1024), -1, True),  # chunks that divide the row
+    ((700,), 0, False),  # one row
 ]
 
 
@@ -170,6 +174,43 @@ def test_arg_reduction_ties_and_nan(select_last_index, name, dtype, check_op):
     check_op([a, getattr(topi, name)(a, axis=1, select_last_index=select_last_index)], [x], want)
 
 
+@pytest.mark.parametrize("select_last_index", [False, True], ids=["first", "last"])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reduction_of_long_rows_finds_ties_and_nans_across_chunks(
+    select_last_index, name, check_op
+):
+    # rows of 1000 are cut into chunks of 64 (the last one 40 long): extrema and NaNs on
+    # the chunks' first and last elements, in the tail, and in several chunks at once
+    n = 1000
+    assert topi_reduction._chunk_length(n) == 64
+    x = np.zeros((6, n), "float32")
+    x[0, [63, 64, 999]] = 5.0  # ties of the maximum on both sides of a chunk boundary
+    x[1, [0, 960, 999]] = -5.0  # the minimum at the first element and in the tail
+    x[2, [300, 700]] = np.nan  # the first (last) NaN, in two chunks
+    x[3, 961] = np.nan  # a NaN in the tail only
+    x[3, 5] = 9.0
+    x[4] = np.arange(n)[::-1]  # the maximum first, the minimum last
+    x[5, [127, 128]] = [np.inf, -np.inf]
+    a = te.placeholder(x.shape, "float32", "a")
+    out = getattr(topi, name)(a, axis=1, select_last_index=select_last_index)
+    assert {t.name for t in _stages(out)} >= {f"T_{name}_chunk", f"T_{name}_chunk_{name[3:]}"}
+    want = arg_reference(name, x, 1, False, select_last_index)
+    if not select_last_index:
+        np.testing.assert_array_equal(want, getattr(np, name)(x, axis=1))
+    check_op([a, out], [x], want)
+
+
+def _stages(out):
+    """Every compute tensor ``out`` reads, itself included."""
+    seen, todo = {}, [out]
+    while todo:
+        t = todo.pop()
+        if t.name not in seen and hasattr(t.op, "body"):
+            seen[t.name] = t
+            todo.extend(t.op.input_tensors)
+    return list(seen.values())
+
+
 def test_arg_reduction_over_no_axis_is_zero(check_op):
     a = te.placeholder((2, 3), "float32", "a")
     x = np.arange(6, dtype="float32").reshape(2, 3)
@@ -193,6 +234,35 @@ def test_argmax_search_population_matches_numpy():
     x[1, [7, 200]] = np.nan  # the first NaN wins
     x[2] = 1.0  # all equal: index 0
     want = np.argmax(x, axis=1).astype("int32")
+    for cand in population:
+        sch = policy.space.schedule(cand)
+        got = np.full(out.shape, 99, "int32")
+        tvm.build(sch.mod, target="llvm")(x, got)
+        np.testing.assert_array_equal(got, want, err_msg=str(sch.trace))
+
+
+def test_a_long_row_argmax_search_vectorizes_the_chunks_and_matches_numpy():
+    # rows of 600: chunks of 64, the last 24 long; the chunks' maxima read x[i, c * 64 + k]
+    # and the rescan x[i, at[i] * 64 + k]: both are contiguous in k, so both get the
+    # vector-lanes sketch; every sampled program is built and compared with numpy
+    a = te.placeholder((3, 600), "float32", "a")
+    out = topi.argmax(a, axis=1)
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([a, out]), target="llvm -num-cores=1"
+    )
+    params = {"population": 16, "generations": 1, "sample_init_min_population": 8}
+    policy = auto_scheduler.SketchPolicy(task, params=params, seed=0, verbose=0)
+    names = {s.describe() for s in policy.sketches}
+    assert "T_argmax_chunk_max: rfactor(k, vector lanes)" in names, names
+    assert "T_argmax: rfactor(kk, vector lanes)" in names, names
+    x = np.random.default_rng(1).integers(-3, 4, a.shape).astype("float32")
+    x[0, [100, 599]] = 7.0  # the first of two maxima
+    x[1, [590, 63]] = np.nan  # the first NaN wins, in an earlier chunk
+    x[2, 580] = 9.0  # the maximum in the tail
+    want = np.argmax(x, axis=1).astype("int32")
+    assert list(want) == [100, 63, 580]
+    population = policy.sample_initial_population()
+    assert len(population) == 8
     for cand in population:
         sch = policy.space.schedule(cand)
         got = np.full(out.shape, 99, "int32")
