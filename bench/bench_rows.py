@@ -1,17 +1,19 @@
-"""Row and column reductions, several seeds: the worst seed's program against PyTorch.
+"""Row and column reductions, several seeds: the worst seed's program against the peers.
 
     .venv/bin/python bench/bench_rows.py --torch-site /tmp/torchvenv/lib/python3.11/site-packages
     .venv/bin/python bench/bench_rows.py --ops softmax_rows --seeds 0,1,2,3,4 --trials 64
+    .venv/bin/python bench/bench_rows.py --ops argmax --seeds 0,1,2    # bench_unseen's too
 
 For each operator of ``bench_ops`` (softmax, layer norm, RMS norm, row and column sums by
-default) the auto-scheduler tunes once per seed (one thread, ``--trials`` trials); each
-seed's best program is rebuilt and checked against numpy (float64). Then every program
-and PyTorch (``--torch-site``, one thread) are timed **interleaved**, round after round,
-and each keeps its fastest round: on a shared machine, load that comes and goes hits them
-all alike, and the ratio of two minima is steadier than that of two medians taken minutes
-apart. The table gives each seed's time, the worst seed over PyTorch (> 1: ours faster),
-the sketch each seed's best program came from, and how many of the measured programs
-came from the fused-row sketch (``fuse rows``).
+default; ``bench_unseen``'s operators by name too) the auto-scheduler tunes once per seed
+(one thread, ``--trials`` trials); each seed's best program is rebuilt and checked against
+numpy (float64). Then every program, numpy and PyTorch (``--torch-site``, one thread) are
+timed **interleaved**, round after round, each by Python calls, and each keeps its
+fastest round: on a shared machine, load that comes and goes hits them all alike, and
+the ratio of two minima is steadier than that of two medians taken minutes apart. The
+table gives each seed's time, the worst seed over numpy and over PyTorch (> 1: ours
+faster), the sketch each seed's best program came from, and how many of the measured
+programs came from the fused-row sketch (``fuse rows``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from bench_ops import inputs_for, load_torch, output_for  # noqa: E402
+from bench_unseen import BY_NAME as UNSEEN  # noqa: E402
 from ops_defs import BY_NAME  # noqa: E402
 
 import ansor_lab as tvm  # noqa: E402 - after the bench directory is importable
@@ -124,12 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load: {os.getloadavg()}; torch: {getattr(torch, '__version__', 'not importable')}")
     rows, ok = [], True
     for name in args.ops.split(","):
-        op = BY_NAME[name]
+        op = BY_NAME.get(name) or UNSEEN[name]
         runs = {s: tune(op, s, args.trials) for s in seeds}
         fns = {}
         for s, run in runs.items():
             fns[s], run["err"] = build(op, run)
             ok &= run["err"] < 1e-3
+        np_ins = inputs_for(runs[seeds[0]]["task"].args)
+        fns["numpy"] = lambda np_ins=np_ins, op=op: op.numpy_fn(*np_ins)
         if torch is not None and op.torch_fn is not None:
             t_ins = [torch.from_numpy(a) for a in inputs_for(runs[seeds[0]]["task"].args)]
             fns["torch"] = lambda t_ins=t_ins, op=op: op.torch_fn(torch, *t_ins)
@@ -143,20 +148,25 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: "
             + ", ".join(f"seed {s} {best[s] * 1e6:.1f} us" for s in seeds)
+            + f"; numpy {best['numpy'] * 1e6:.1f} us"
             + (f"; torch {t * 1e6:.1f} us" if t else ""),
             flush=True,
         )
     print(
-        f"\n| operator | {' | '.join(f'seed {s} us' for s in seeds)} | torch us "
-        "| worst seed vs torch | fused-row measured | best sketch (per seed) |"
+        f"\n| operator | {' | '.join(f'seed {s} us' for s in seeds)} | numpy us | torch us "
+        "| worst seed vs numpy | vs torch | fused-row measured | best sketch (per seed) |"
     )
-    print("|---" * (len(seeds) + 5) + "|")
+    print("|---" * (len(seeds) + 7) + "|")
     for name, runs, best, worst, t in rows:
         ratio = f"{t / worst:.2f}x" if t else "-"
         fused = ", ".join(f"{runs[s]['fused_measured']}/{runs[s]['measured']}" for s in seeds)
         sk = " / ".join(runs[s]["sketch"] for s in seeds)
         times = " | ".join(f"{best[s] * 1e6:.1f}" for s in seeds)
-        print(f"| {name} | {times} | {t * 1e6 if t else 0:.1f} | {ratio} | {fused} | {sk} |")
+        n = best["numpy"]
+        print(
+            f"| {name} | {times} | {n * 1e6:.1f} | {t * 1e6 if t else 0:.1f} "
+            f"| {n / worst:.2f}x | {ratio} | {fused} | {sk} |"
+        )
     print("\ncorrectness: " + ("every program matches numpy" if ok else "FAIL"))
     return 0 if ok else 1
 
