@@ -52,6 +52,27 @@ def test_the_horizontal_step_is_a_tree_and_computes_the_reduction(kind, lanes):
     assert np.isnan(out[2])
 
 
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("lanes", [8, 16, 64])
+def test_a_nan_in_any_lane_makes_the_max_or_min_tree_nan(kind, lanes):
+    # x86's max returns its second operand when either is NaN: each round of the tree
+    # must keep a NaN from either half, in whichever lane it sits
+    cols = 4 * lanes
+    sch = row_reduce(kind, lanes + 2, cols, lanes, annotate=True)
+    f = tvm.build(sch.mod, target="llvm")
+    assert "horizontal tree" in f.loop_report()
+    a = np.random.default_rng(2).uniform(-1, 1, (lanes + 2, cols)).astype("float32")
+    for lane in range(lanes):  # row r holds one NaN, in lane r (two rounds apart)
+        a[lane, 2 * lanes + lane] = np.nan
+    a[lanes, :] = -np.inf if kind == "max" else np.inf  # all extreme: no NaN made up
+    a[lanes, 3] = 0.5
+    out = np.zeros(lanes + 2, "float32")
+    f(a, out)
+    assert np.isnan(out[:lanes]).all(), np.flatnonzero(~np.isnan(out[:lanes]))
+    want = {"max": np.max, "min": np.min}[kind](a[lanes:], axis=1)
+    np.testing.assert_array_equal(out[lanes:], want)
+
+
 def test_without_the_annotation_the_horizontal_step_stays_serial():
     sch = row_reduce("sum", 5, 256, 32, annotate=False)
     f = tvm.build(sch.mod, target="llvm")
