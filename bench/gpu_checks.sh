@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 $py -m ansor_lab.cli info 2>&1 | tee -a "$out/gpu.txt"
 timeout "${TESTS_TIMEOUT:-300}" $py -m pytest -q -n "${WORKERS:-8}" -rs -m "not slow" -p no:cacheprovider \
     tests/codegen/test_cuda_on_gpu.py tests/codegen/test_cuda_driver.py tests/codegen/test_cuda_compile.py \
-    tests/codegen/test_gpu_targets.py tests/runtime/test_cuda_module.py \
+    tests/codegen/test_gpu_targets.py tests/codegen/test_cuda_nan.py tests/runtime/test_cuda_module.py \
     tests/measure/test_cuda_measure.py tests/fuzz/test_gpu_device_fuzz.py \
     tests/search/test_cuda_tune_on_gpu.py tests/tutorials/test_conv2d_cuda_tutorial.py \
     "tests/tutorials/test_tutorials.py::test_tutorial_runs_after_the_import_swap[blitz_tensorir.py]" \

@@ -10,6 +10,8 @@ never a question. Semantics follow ``dsl.expr``:
   wrap ``INT_MIN // -1`` to ``INT_MIN`` as numpy does (C leaves it undefined). A divisor
   that is zero at run time gives an unspecified value on a GPU (no trap): the GPU emulator
   reports it.
+* float max / min propagate NaN, as numpy's ``maximum`` / ``minimum`` and the CPU backend
+  (CUDA's ``fmaxf`` returns the other operand): the helpers ``fmax_nan_`` / ``fmin_nan_``.
 * float -> int casts truncate and saturate, NaN -> 0: the ``__float2int_rz`` family, which
   is what PTX's ``cvt.rzi`` does, spelled so the compiler cannot assume otherwise.
 * ``fast_math`` (``tvm.build(..., fast_math=True)``) prints the float32 intrinsics with
@@ -81,6 +83,16 @@ __device__ __forceinline__ T truncdiv_(T a, T b) {
     "truncmod_": """template <typename T>
 __device__ __forceinline__ T truncmod_(T a, T b) {
   return b == T(-1) ? T(0) : a % b;
+}""",
+    "fmax_nan_": """template <typename T>
+__device__ __forceinline__ T fmax_nan_(T a, T b) {
+  // numpy's maximum: NaN where either operand is NaN (fmax returns the other operand)
+  return (a != a || b != b) ? a + b : fmax(a, b);
+}""",
+    "fmin_nan_": """template <typename T>
+__device__ __forceinline__ T fmin_nan_(T a, T b) {
+  // numpy's minimum: NaN where either operand is NaN (fmin returns the other operand)
+  return (a != a || b != b) ? a + b : fmin(a, b);
 }""",
     **cuda_intrin_extra.HELPERS,
 }
@@ -225,13 +237,14 @@ class ExprPrinter(Visitor):
 
     def _minmax(self, e: E.BinaryOp, name: str) -> str:
         a, b = self.expr(e.a), self.expr(e.b)
-        if e.dtype == "float32":
-            return f"f{name}f({a}, {b})"
-        if e.dtype == "float64":
-            return f"f{name}({a}, {b})"
+        if not dtypes.is_float(e.dtype):
+            return f"{name}({a}, {b})"
+        # NaN-propagating, as numpy and the CPU backend (fmaxf would drop the NaN)
+        helper = f"f{name}_nan_"
+        self.helpers.add(helper)
         if e.dtype == "float16":
-            return f"__float2half_rn(f{name}f(__half2float({a}), __half2float({b})))"
-        return f"{name}({a}, {b})"
+            return f"__float2half_rn({helper}<float>(__half2float({a}), __half2float({b})))"
+        return f"{helper}<{c_type(e.dtype)}>({a}, {b})"
 
     def expr_Min(self, e):
         return self._minmax(e, "min")

@@ -66,7 +66,13 @@ class GPUExecutor:
                 self.drv.unload(module)
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            # at interpreter exit this module's globals may be gone already (contextlib
+            # is None: "Exception ignored in __del__" on stderr); the process's end
+            # releases the module with the context
+            return
 
     @contextlib.contextmanager
     def _active(self):
