@@ -217,57 +217,55 @@ def test_arg_reduction_over_no_axis_is_zero(check_op):
     check_op([a, topi.argmax(a, axis=())], [x], np.zeros((2, 3), "int32"))
 
 
-def test_argmax_search_population_matches_numpy():
-    # wide enough rows that both reductions get rfactor sketches, which split the index
-    # reduction; every sampled program is built and compared with numpy
-    a = te.placeholder((3, 256), "float32", "a")
+def _argmax_policy(shape):
+    """The argmax over rows of ``shape``, its search policy (a small first population)."""
+    a = te.placeholder(shape, "float32", "a")
     out = topi.argmax(a, axis=1)
     task = auto_scheduler.SearchTask(
         compute_dag=auto_scheduler.ComputeDAG([a, out]), target="llvm -num-cores=1"
     )
     params = {"population": 16, "generations": 1, "sample_init_min_population": 8}
-    policy = auto_scheduler.SketchPolicy(task, params=params, seed=0, verbose=0)
+    return out, auto_scheduler.SketchPolicy(task, params=params, seed=0, verbose=0)
+
+
+def _population_matches_numpy(policy, out, x):
+    """Every program of the first population, built and compared with numpy on ``x``."""
     population = policy.sample_initial_population()
     assert len(population) == 8
-    assert len({cand.sketch for cand in population}) > 1
-    x = np.random.default_rng(0).integers(-3, 4, a.shape).astype("float32")
-    x[1, [7, 200]] = np.nan  # the first NaN wins
-    x[2] = 1.0  # all equal: index 0
     want = np.argmax(x, axis=1).astype("int32")
     for cand in population:
         sch = policy.space.schedule(cand)
         got = np.full(out.shape, 99, "int32")
         tvm.build(sch.mod, target="llvm")(x, got)
         np.testing.assert_array_equal(got, want, err_msg=str(sch.trace))
+    return population
+
+
+def test_argmax_search_population_matches_numpy():
+    # wide enough rows that both reductions get rfactor sketches, which split the index
+    # reduction; every sampled program is built and compared with numpy
+    out, policy = _argmax_policy((3, 256))
+    x = np.random.default_rng(0).integers(-3, 4, (3, 256)).astype("float32")
+    x[1, [7, 200]] = np.nan  # the first NaN wins
+    x[2] = 1.0  # all equal: index 0
+    population = _population_matches_numpy(policy, out, x)
+    assert len({cand.sketch for cand in population}) > 1
 
 
 def test_a_long_row_argmax_search_vectorizes_the_chunks_and_matches_numpy():
     # rows of 600: chunks of 64, the last 24 long; the chunks' maxima read x[i, c * 64 + k]
     # and the rescan x[i, at[i] * 64 + k]: both are contiguous in k, so both get the
     # vector-lanes sketch; every sampled program is built and compared with numpy
-    a = te.placeholder((3, 600), "float32", "a")
-    out = topi.argmax(a, axis=1)
-    task = auto_scheduler.SearchTask(
-        compute_dag=auto_scheduler.ComputeDAG([a, out]), target="llvm -num-cores=1"
-    )
-    params = {"population": 16, "generations": 1, "sample_init_min_population": 8}
-    policy = auto_scheduler.SketchPolicy(task, params=params, seed=0, verbose=0)
+    out, policy = _argmax_policy((3, 600))
     names = {s.describe() for s in policy.sketches}
     assert "T_argmax_chunk_max: rfactor(k, vector lanes)" in names, names
     assert "T_argmax: rfactor(kk, vector lanes)" in names, names
-    x = np.random.default_rng(1).integers(-3, 4, a.shape).astype("float32")
+    x = np.random.default_rng(1).integers(-3, 4, (3, 600)).astype("float32")
     x[0, [100, 599]] = 7.0  # the first of two maxima
     x[1, [590, 63]] = np.nan  # the first NaN wins, in an earlier chunk
     x[2, 580] = 9.0  # the maximum in the tail
-    want = np.argmax(x, axis=1).astype("int32")
-    assert list(want) == [100, 63, 580]
-    population = policy.sample_initial_population()
-    assert len(population) == 8
-    for cand in population:
-        sch = policy.space.schedule(cand)
-        got = np.full(out.shape, 99, "int32")
-        tvm.build(sch.mod, target="llvm")(x, got)
-        np.testing.assert_array_equal(got, want, err_msg=str(sch.trace))
+    assert list(np.argmax(x, axis=1)) == [100, 63, 580]
+    _population_matches_numpy(policy, out, x)
 
 
 def test_new_reduction_errors():
