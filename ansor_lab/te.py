@@ -7,8 +7,6 @@ schedule layer; everything else from ``ansor_lab.dsl``.
 from .dsl.dag import ComputeDAG
 from .dsl.expr import (
     Cast,
-    FloatImm,
-    IntImm,
     IterVar,
     PrimExpr,
     Range,
@@ -17,6 +15,7 @@ from .dsl.expr import (
     if_then_else,
     select,
 )
+from .dsl.imm_face import FloatImm, IntImm
 from .dsl.intrin import (  # the float functions beyond the first ten
     abs,
     acos,

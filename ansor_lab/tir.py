@@ -16,10 +16,8 @@ from .dsl.expr import (
     Call,
     Cast,
     Div,
-    FloatImm,
     FloorDiv,
     FloorMod,
-    IntImm,
     IterVar,
     Max,
     Min,
@@ -35,6 +33,7 @@ from .dsl.expr import (
     if_then_else,
 )
 from .dsl.extern_calls import call_extern, call_intrin, call_llvm_pure_intrin, call_pure_extern
+from .dsl.imm_face import FloatImm, IntImm
 from .dsl.intrin import (  # the float functions beyond the first ten
     abs,
     acos,

@@ -108,6 +108,30 @@ def test_tir_max_min_value_and_const():
     assert (c.value, c.dtype) == (3, "int64")
 
 
+def test_int_and_float_imm_take_the_dtype_first_as_tvm():
+    from ansor_lab.errors import DSLError, DTypeError  # noqa: PLC0415
+
+    c = tir.IntImm("int32", 4)
+    assert (c.value, c.dtype) == (4, "int32")
+    f = tir.FloatImm("float32", 0.5)
+    assert (f.value, f.dtype) == (0.5, "float32")
+    assert tir.IntImm("bool", 1).dtype == "bool"
+    # the names are the classes of isinstance checks, true of every such constant
+    assert isinstance(c, tir.IntImm) and isinstance(tir.const(3, "int64"), tir.IntImm)
+    assert isinstance(f, tir.FloatImm) and not isinstance(f, tir.IntImm)
+    assert isinstance(c, tir.PrimExpr) and te.IntImm is tir.IntImm
+    x = te.placeholder((4, tir.IntImm("int32", 1000)), name="x")  # a shape of constants
+    assert x.shape == (4, 1000)
+    with pytest.raises(DSLError, match=r"dtype first, as TVM: write tir.IntImm\('int32', 4\)"):
+        tir.IntImm(4, "int32")
+    with pytest.raises(DSLError, match=r"float32 is not an integer dtype; use tir.FloatImm"):
+        tir.IntImm("float32", 1)
+    with pytest.raises(DSLError, match=r"int32 is not a float dtype; use tir.IntImm"):
+        tir.FloatImm("int32", 1.0)
+    with pytest.raises(DTypeError, match="out of the range of int8"):
+        tir.IntImm("int8", 300)
+
+
 def test_tir_max_value_as_a_reduction_identity():
     A = te.placeholder((4, 5), name="A")
     k = te.reduce_axis((0, 5), name="k")
