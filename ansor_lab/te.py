@@ -6,7 +6,6 @@ schedule layer; everything else from ``ansor_lab.dsl``.
 
 from .dsl.dag import ComputeDAG
 from .dsl.expr import (
-    Cast,
     IterVar,
     PrimExpr,
     Range,
@@ -15,7 +14,6 @@ from .dsl.expr import (
     if_then_else,
     select,
 )
-from .dsl.imm_face import FloatImm, IntImm
 from .dsl.intrin import (  # the float functions beyond the first ten
     abs,
     acos,
@@ -84,6 +82,7 @@ from .dsl.intrin_extra import (
     shift_left,
     shift_right,
 )
+from .dsl.node_faces import Cast, FloatImm, IntImm
 from .dsl.reference import evaluate
 from .dsl.symbolic import size_var
 from .dsl.tensor import (

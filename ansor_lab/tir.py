@@ -11,29 +11,18 @@ from .dsl.expr import (
     LE,
     LT,
     NE,
-    Add,
     And,
     Call,
-    Cast,
-    Div,
-    FloorDiv,
-    FloorMod,
     IterVar,
-    Max,
-    Min,
-    Mod,
-    Mul,
     Not,
     Or,
     PrimExpr,
     Reduce,
-    Sub,
     Var,
     const,
     if_then_else,
 )
 from .dsl.extern_calls import call_extern, call_intrin, call_llvm_pure_intrin, call_pure_extern
-from .dsl.imm_face import FloatImm, IntImm
 from .dsl.intrin import (  # the float functions beyond the first ten
     abs,
     acos,
@@ -102,6 +91,20 @@ from .dsl.intrin_extra import (
     shift_right,
 )
 from .dsl.intrin_rules import CallEffectKind
+from .dsl.node_faces import (
+    Add,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Sub,
+)
 from .dsl.symbolic import size_var as SizeVar
 from .dsl.unsupported import comm_reducer
 from .errors import ScheduleError

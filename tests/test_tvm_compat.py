@@ -132,6 +132,24 @@ def test_int_and_float_imm_take_the_dtype_first_as_tvm():
         tir.IntImm("int8", 300)
 
 
+def test_arithmetic_nodes_and_cast_take_tvms_arguments():
+    from ansor_lab.errors import DSLError  # noqa: PLC0415
+
+    a = tir.Var("a", "int32")
+    add = tir.Add(a, 3)  # the operands alone; the dtype is theirs
+    assert add.dtype == "int32" and str(add) == "a + 3"
+    assert isinstance(add, tir.Add) and isinstance(a + 3, tir.Add)
+    assert not isinstance(a - 3, tir.Add) and isinstance(a - 3, tir.Sub)
+    assert str(tir.FloorDiv(a, 2)) == "a // 2" and tir.Max(1.5, tir.const(2.0)).dtype == "float32"
+    cast = tir.Cast("float32", a)  # the dtype first
+    assert cast.dtype == "float32" and cast.value is a and isinstance(cast, tir.Cast)
+    assert te.Cast is tir.Cast
+    with pytest.raises(DSLError, match=r"takes the two operands, as TVM.*write tir.Sub\(a, b\)"):
+        tir.Sub(a, 3, "int32")
+    with pytest.raises(DSLError, match=r"dtype first, as TVM: write tir.Cast\('float32'"):
+        tir.Cast(a, "float32")
+
+
 def test_tir_max_value_as_a_reduction_identity():
     A = te.placeholder((4, 5), name="A")
     k = te.reduce_axis((0, 5), name="k")

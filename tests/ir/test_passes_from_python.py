@@ -31,9 +31,7 @@ def test_ir_transform_pre_and_post_order_and_the_type_filter():
     s, args = vector_add()
     body = tvm.lower(s, args)["main"].body
     # postorder on expressions only: every a + b becomes a - b
-    swapped = tir.stmt_functor.ir_transform(
-        body, None, lambda e: tir.Sub(e.a, e.b, e.dtype), ["tir.Add"]
-    )
+    swapped = tir.stmt_functor.ir_transform(body, None, lambda e: tir.Sub(e.a, e.b), ["tir.Add"])
     assert "a[i] - b[i]" in str(swapped) and "+" not in str(swapped)
     # a preorder result replaces the node, its children are not visited
     visited = []

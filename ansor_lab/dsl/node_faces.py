@@ -1,0 +1,121 @@
+"""Expression nodes under TVM's names with TVM's constructors: ``tir.IntImm(dtype,
+value)``, ``tir.FloatImm(dtype, value)``, ``tir.Cast(dtype, value)``, ``tir.Add(a, b)``
+(and ``Sub Mul Div Mod FloorDiv FloorMod Min Max``).
+
+Inside the package the nodes are dataclasses built with every field, ``E.IntImm(value,
+dtype)``, ``E.Add(a, b, dtype)``. The names users reach take TVM's arguments (the dtype
+first for constants and casts, operands alone for arithmetic, its dtype derived and the
+operands matched as ``a + b`` matches them) and are the classes of ``isinstance`` checks
+(``isinstance(loop.extent, tvm.tir.IntImm)``, as TVM's passes and tutorials write), true
+of every such node:
+
+    >>> c = tir.IntImm("int32", 4)
+    >>> (c.value, c.dtype, isinstance(c, tir.IntImm))
+    (4, 'int32', True)
+    >>> tir.Add(c, 1).dtype
+    'int32'
+
+A constant's value is checked as ``tir.const`` checks it (an integer in the dtype's range).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DSLError
+from . import dtypes, expr as E
+from .construct import as_expr, binary, const
+
+
+class _ConstantFace(type):
+    """A constructor in TVM's argument order that is also the node class for isinstance."""
+
+    _node: type
+    _kind: str
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, cls._node)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls._node)
+
+    def __call__(cls, dtype: Any, value: Any, span: Any = None) -> E.PrimExpr:
+        name = cls.__name__
+        if not isinstance(dtype, str) and isinstance(value, str):
+            raise DSLError(
+                f"tir.{name}(dtype, value) takes the dtype first, as TVM: write "
+                f"tir.{name}({value!r}, {dtype!r})"
+            )
+        dt = dtypes.canonical(dtype)
+        wanted = dtypes.is_float(dt) if cls._kind == "float" else not dtypes.is_float(dt)
+        if not wanted:
+            other = "FloatImm" if cls._kind == "int" else "IntImm"
+            kind = "an integer" if cls._kind == "int" else "a float"
+            raise DSLError(
+                f"tir.{name}({dtype!r}, {value!r}): {dt} is not {kind} dtype; use "
+                f"tir.{other}({dtype!r}, {value!r}) or tir.const({value!r}, {dtype!r})"
+            )
+        return const(value, dt)
+
+
+class IntImm(metaclass=_ConstantFace):
+    """An integer (or bool) constant: ``tir.IntImm("int32", 4)``, as TVM."""
+
+    _node = E.IntImm
+    _kind = "int"
+
+
+class FloatImm(metaclass=_ConstantFace):
+    """A float constant: ``tir.FloatImm("float32", 0.5)``, as TVM."""
+
+    _node = E.FloatImm
+    _kind = "float"
+
+
+class _NodeFace(type):
+    """``isinstance`` and ``issubclass`` against the node class ``_node``."""
+
+    _node: type
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, cls._node)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls._node)
+
+
+class _BinaryFace(_NodeFace):
+    def __call__(cls, a: Any, b: Any, span: Any = None) -> E.PrimExpr:
+        if isinstance(span, str):
+            raise DSLError(
+                f"tir.{cls.__name__}(a, b) takes the two operands, as TVM (the dtype is "
+                f"theirs): write tir.{cls.__name__}(a, b), not a third argument {span!r}"
+            )
+        return binary(cls._node, a, b, f"tir.{cls.__name__}")
+
+
+def _binary_face(node: type) -> type:
+    doc = f"``tir.{node.__name__}(a, b)``, as TVM: the operands matched, the dtype theirs."
+    return _BinaryFace(node.__name__, (), {"_node": node, "__doc__": doc})
+
+
+Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max = (
+    _binary_face(n)
+    for n in (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
+)
+
+
+class _CastFace(_NodeFace):
+    def __call__(cls, dtype: Any, value: Any, span: Any = None) -> E.PrimExpr:
+        if not isinstance(dtype, str) and isinstance(value, str):
+            raise DSLError(
+                f"tir.Cast(dtype, value) takes the dtype first, as TVM: write "
+                f"tir.Cast({value!r}, ...)"
+            )
+        return E.Cast(as_expr(value), dtypes.canonical(dtype))
+
+
+class Cast(metaclass=_CastFace):
+    """``tir.Cast(dtype, value)``, as TVM: ``value`` converted to ``dtype``."""
+
+    _node = E.Cast
