@@ -27,17 +27,22 @@ from . import dtypes, expr as E
 from .construct import as_expr, binary, const
 
 
-class _ConstantFace(type):
-    """A constructor in TVM's argument order that is also the node class for isinstance."""
+class _NodeFace(type):
+    """``isinstance`` and ``issubclass`` against the node class ``_node``."""
 
     _node: type
-    _kind: str
 
     def __instancecheck__(cls, obj: object) -> bool:
         return isinstance(obj, cls._node)
 
     def __subclasscheck__(cls, sub: type) -> bool:
         return issubclass(sub, cls._node)
+
+
+class _ConstantFace(_NodeFace):
+    """A constructor in TVM's argument order (dtype first); ``_kind``: "int" or "float"."""
+
+    _kind: str
 
     def __call__(cls, dtype: Any, value: Any, span: Any = None) -> E.PrimExpr:
         name = cls.__name__
@@ -70,18 +75,6 @@ class FloatImm(metaclass=_ConstantFace):
 
     _node = E.FloatImm
     _kind = "float"
-
-
-class _NodeFace(type):
-    """``isinstance`` and ``issubclass`` against the node class ``_node``."""
-
-    _node: type
-
-    def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, cls._node)
-
-    def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, cls._node)
 
 
 class _BinaryFace(_NodeFace):

@@ -80,25 +80,16 @@ def written_params(func: N.PrimFunc) -> set:
     }
 
 
-def _c_strides(shape: tuple, dtype: np.dtype) -> tuple | None:
-    """The strides numpy gives a C-contiguous array of ``shape`` (None: not all ints)."""
+def _c_layout(shape: tuple, dtype: np.dtype) -> tuple:
+    """``(strides, nbytes)`` numpy gives a C-contiguous array of ``shape`` ((None, None)
+    where the shape is not all ints)."""
     if not all(isinstance(d, int) for d in shape):
-        return None
+        return None, None
     strides, step = [], dtype.itemsize
     for d in reversed(shape):
         strides.append(step)
         step *= d
-    return tuple(reversed(strides))
-
-
-def _nbytes(shape: tuple, dtype: np.dtype) -> int | None:
-    """The bytes an array of ``shape`` holds (None: not all ints)."""
-    if not all(isinstance(d, int) for d in shape):
-        return None
-    n = dtype.itemsize
-    for d in shape:
-        n *= d
-    return n
+    return tuple(reversed(strides)), step
 
 
 class Module:
@@ -115,14 +106,7 @@ class Module:
         # (name, shape, dtype, written, C strides, bytes) per parameter, and the pairs
         # that must not overlap
         self._specs = [
-            (
-                b.name,
-                shape,
-                dtype,
-                b in self._outputs,
-                _c_strides(shape, dtype),
-                _nbytes(shape, dtype),
-            )
+            (b.name, shape, dtype, b in self._outputs, *_c_layout(shape, dtype))
             for b in func.params
             for shape, dtype in [(tuple(b.shape), np.dtype(b.dtype))]
         ]

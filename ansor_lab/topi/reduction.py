@@ -282,9 +282,13 @@ def _chunked_arg(data: Tensor, name: str, combiner: str, pick: str, keepdims: bo
     )
     last = len(rows_shape)
     top = comm_reduce(
-        chunk.shape, (last,), combiner, lambda f: chunk[f], name=f"T_{name}_{combiner}",
+        chunk.shape,
+        (last,),
+        combiner,
+        lambda f: chunk[f],
+        name=f"T_{name}_{combiner}",
         tag=COMM_REDUCE_IDX,
-    )  # fmt: skip
+    )
     no_chunk = -1 if pick == "max" else chunks
     at = comm_reduce(
         chunk.shape,

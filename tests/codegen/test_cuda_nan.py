@@ -20,14 +20,6 @@ from ansor_lab import te, topi
 ROWS, COLS = 6, 1000
 
 
-def _stages(t, seen):
-    if t.name not in seen and hasattr(t.op, "body"):
-        seen[t.name] = t
-        for u in t.op.input_tensors:
-            _stages(u, seen)
-    return seen
-
-
 def _build():
     x = te.placeholder((ROWS, COLS), name="x")
     outs = [
@@ -38,22 +30,15 @@ def _build():
         topi.argmin(x, axis=1),
     ]
     s = te.create_schedule([o.op for o in outs])
-    for t in _stages_of(outs).values():  # a thread per row (per element for the ReLU)
-        fused = s[t].fuse(*s[t].op.axis) if len(s[t].op.axis) > 1 else s[t].op.axis[0]
-        if len(s[t].op.axis) > 1:
-            bx, tx = s[t].split(fused, factor=128)
-            s[t].bind(bx, te.thread_axis("blockIdx.x"))
-            s[t].bind(tx, te.thread_axis("threadIdx.x"))
-        else:
-            s[t].bind(fused, te.thread_axis("threadIdx.x"))
+    for st in s.stages:  # a thread per row; the ReLU's elements in blocks of 128
+        axes = st.op.axis
+        if len(axes) == 1:
+            st.bind(axes[0], te.thread_axis("threadIdx.x"))
+            continue
+        bx, tx = st.split(st.fuse(*axes), factor=128)
+        st.bind(bx, te.thread_axis("blockIdx.x"))
+        st.bind(tx, te.thread_axis("threadIdx.x"))
     return tvm.build(s, [x, *outs], target="cuda")
-
-
-def _stages_of(outs):
-    seen = {}
-    for o in outs:
-        _stages(o, seen)
-    return seen
 
 
 def _data():
