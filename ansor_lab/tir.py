@@ -3,19 +3,8 @@
 A face: it only re-exports.
 """
 
-from .dsl.construct import tir_select as Select
 from .dsl.expr import (
-    EQ,
-    GE,
-    GT,
-    LE,
-    LT,
-    NE,
-    And,
-    Call,
     IterVar,
-    Not,
-    Or,
     PrimExpr,
     Reduce,
     Var,
@@ -92,7 +81,15 @@ from .dsl.intrin_extra import (
 )
 from .dsl.intrin_rules import CallEffectKind
 from .dsl.node_faces import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
     Add,
+    And,
+    Call,
     Cast,
     Div,
     FloatImm,
@@ -103,6 +100,9 @@ from .dsl.node_faces import (
     Min,
     Mod,
     Mul,
+    Not,
+    Or,
+    Select,
     Sub,
 )
 from .dsl.symbolic import size_var as SizeVar
@@ -110,12 +110,11 @@ from .dsl.unsupported import comm_reducer
 from .errors import ScheduleError
 from .ir import stmt_functor, tir_transform as transform
 from .ir.builders import convert, decl_buffer, stmt_list, stmt_seq
+from .ir.node_faces import Broadcast, BufferLoad, Ramp
 from .ir.nodes import (
     Allocate,
     Block,
-    Broadcast,
     Buffer,
-    BufferLoad,
     BufferStore,
     Evaluate,
     For,
@@ -124,7 +123,6 @@ from .ir.nodes import (
     IRModule,
     LetStmt,
     PrimFunc,
-    Ramp,
     SeqStmt,
     Stmt,
 )

@@ -150,6 +150,72 @@ def test_arithmetic_nodes_and_cast_take_tvms_arguments():
         tir.Cast(a, "float32")
 
 
+
+def test_comparisons_logic_select_and_call_take_tvms_arguments():
+    from ansor_lab.errors import DSLError  # noqa: PLC0415
+
+    i = tir.Var("i", "int32")
+    lt = tir.LT(i, 10)  # the int operand becomes an int32 constant, as with i < 10
+    assert isinstance(lt.b, tir.IntImm) and lt.b.value == 10 and lt.dtype == "bool"
+    assert isinstance(i < 10, tir.LT) and not isinstance(i < 10, tir.GE)
+    assert str(tir.And(tir.GE(i, 0), tir.NE(i, 5))) == "i >= 0 and i != 5"
+    assert str(tir.Not(tir.EQ(i, 3))) == "not i == 3" and isinstance(tir.Not(i < 1), tir.Not)
+    sel = tir.Select(lt, 1.0, tir.const(2.0))
+    assert isinstance(sel, tir.Select) and sel.dtype == "float32"
+    x = tir.Var("x", "float32")
+    call = tir.Call("float32", "tir.exp", [x])  # TVM's order: dtype, op, args
+    assert isinstance(call, tir.Call) and call.op == "exp" and call.args == (x,)
+    A, B = _exp_of_tensor()
+    fn = tvm.build(te.create_schedule(B.op), [A, B], target="llvm")
+    a = np.linspace(-2, 2, 8, dtype="float32")
+    out = np.empty(8, "float32")
+    fn(a, out)
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-6)
+    with pytest.raises(DSLError, match=r"dtype first, as TVM"):
+        tir.Call("exp", (x,), "float32")  # our old field order
+    with pytest.raises(DSLError, match=r"tir.And\(a, b\) takes 2 bool"):
+        tir.And(i < 3)
+
+
+def _exp_of_tensor():
+    """B[j] = exp(A[j]), the call built by tir.Call."""
+    A = te.placeholder((8,), name="A")
+    return A, te.compute((8,), lambda j: tir.Call("float32", "tir.exp", [A[j]]), name="B")
+
+
+def test_ramp_broadcast_and_buffer_load_take_tvms_arguments():
+    from ansor_lab.errors import CodegenError, IRError  # noqa: PLC0415
+
+    o = tir.Var("o", "int32")
+    ramp = tir.Ramp(o * 8, 1, 8)  # the vector dtype derived
+    assert ramp.dtype == "int32x8" and isinstance(ramp, tir.Ramp) and ramp.lanes == 8
+    bcast = tir.Broadcast(tir.FloatImm("float32", 1.0), 4)
+    assert bcast.dtype == "float32x4" and isinstance(bcast, tir.Broadcast)
+    buf = tir.decl_buffer((4, 16), "float32", name="A")
+    assert tir.BufferLoad(buf, [o, 3]).dtype == "float32"
+    vec = tir.BufferLoad(buf, [o, ramp])
+    assert vec.dtype == "float32x8" and isinstance(vec, tir.BufferLoad) and str(vec) == (
+        "A[o, T.Ramp(o * 8, 1, 8)]"
+    )
+    with pytest.raises(IRError, match="lanes must be an int >= 2"):
+        tir.Ramp(0, 1, 1)
+    with pytest.raises(IRError, match="base and stride are indices"):
+        tir.Ramp(0.5, 1.0, 4)
+    with pytest.raises(IRError, match="has 2 dimensions, got 1 indices"):
+        tir.BufferLoad(buf, [o])
+    # a hand-built vector is refused by code generation with what to write instead
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda j: A[j] + 1.0, name="B")
+    func = tvm.lower(te.create_schedule(B.op), [A, B])["main"]
+    store = func.body
+    while not isinstance(store, tir.BufferStore):
+        store = store.body
+    idx = tir.Ramp(o * 8, 1, 8)
+    value = tir.Add(tir.BufferLoad(store.value.a.buffer, [idx]), tir.Broadcast(1.0, 8))
+    body = tir.For(o, 0, 8, tir.ForKind.SERIAL, tir.BufferStore(store.buffer, value, [idx]))
+    with pytest.raises(CodegenError, match=r"ForKind.VECTORIZED"):
+        tvm.build(func.with_body(body), target="llvm")
+
 def test_tir_max_value_as_a_reduction_identity():
     A = te.placeholder((4, 5), name="A")
     k = te.reduce_axis((0, 5), name="k")

@@ -29,6 +29,7 @@ from ..dsl.visitor import EXPR, Visitor
 from ..errors import CodegenError
 from ..ir import nodes as N
 from . import cuda_intrin_extra
+from .vector_form import HAND_BUILT_VECTOR
 
 #: C type of each dtype.
 C_TYPES = {
@@ -335,6 +336,6 @@ class ExprPrinter(Visitor):
     REFUSED_KINDS = {
         "Reduce": "reductions are lowered to loops before code generation",
         "TensorLoad": "tensor reads are lowered to buffer reads before code generation",
-        "Ramp": "vector expressions are printed by the vectorized-loop emitter",
-        "Broadcast": "vector expressions are printed by the vectorized-loop emitter",
+        "Ramp": HAND_BUILT_VECTOR,
+        "Broadcast": HAND_BUILT_VECTOR,
     }

@@ -53,6 +53,7 @@ from .llvm_types import (
     llvm_type,
     memory_type,
 )
+from .vector_form import HAND_BUILT_VECTOR
 from .vector_math import VectorMath
 
 __all__ = [
@@ -88,10 +89,8 @@ class FunctionBuilder(
         {
             "Reduce": "a DSL reduction; lowering turns it into loops (lower the schedule first)",
             "TensorLoad": "a DSL tensor read; lowering turns it into a BufferLoad",
-            "Ramp": "the printed vector form (vector_view); build from prepare's loop form, "
-            "where vector lanes come from a vectorized For's accesses",
-            "Broadcast": "the printed vector form (vector_view); build from prepare's loop "
-            "form, where a lane-invariant value meeting a vector is splatted",
+            "Ramp": HAND_BUILT_VECTOR,
+            "Broadcast": HAND_BUILT_VECTOR,
         }
     )
     error_class = CodegenError

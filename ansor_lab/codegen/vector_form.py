@@ -90,6 +90,14 @@ class _Rewriter(IRMutator):
         return N.seq(*(stmt for _, stmt in chunks))
 
 
+#: Ramp / Broadcast reach code generation only where a user built them (tir.Ramp)
+HAND_BUILT_VECTOR = (
+    "a vector built by hand (tir.Ramp / tir.Broadcast) is not compiled; write the scalar "
+    "loop and vectorize it: tir.For(v, 0, lanes, tir.ForKind.VECTORIZED, body) with scalar "
+    "indices, or s[B].vectorize(v) / sch.vectorize(loop)"
+)
+
+
 def vector_dtype(dtype: str, lanes: int) -> str:
     """``float32`` over 16 lanes: ``float32x16``."""
     return f"{dtype}x{lanes}"

@@ -1,6 +1,8 @@
 """Expression nodes under TVM's names with TVM's constructors: ``tir.IntImm(dtype,
 value)``, ``tir.FloatImm(dtype, value)``, ``tir.Cast(dtype, value)``, ``tir.Add(a, b)``
-(and ``Sub Mul Div Mod FloorDiv FloorMod Min Max``).
+(and ``Sub Mul Div Mod FloorDiv FloorMod Min Max``), the comparisons ``tir.EQ(a, b)``
+(``NE LT LE GT GE``), ``tir.And(a, b)``, ``tir.Or(a, b)``, ``tir.Not(a)``,
+``tir.Select(cond, a, b)`` and ``tir.Call(dtype, op, args)``.
 
 Inside the package the nodes are dataclasses built with every field, ``E.IntImm(value,
 dtype)``, ``E.Add(a, b, dtype)``. The names users reach take TVM's arguments (the dtype
@@ -24,7 +26,8 @@ from typing import Any
 
 from ..errors import DSLError
 from . import dtypes, expr as E
-from .construct import as_expr, binary, const
+from .construct import as_expr, binary, const, logical_and, logical_not, logical_or, select
+from .extern_calls import call_intrin
 
 
 class _NodeFace(type):
@@ -96,6 +99,68 @@ Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max = (
     _binary_face(n)
     for n in (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 )
+# a comparison's operands are matched too: tir.LT(i, 10) compares with an int32 constant
+EQ, NE, LT, LE, GT, GE = (_binary_face(n) for n in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE))
+
+
+class _LogicalFace(_NodeFace):
+    _build: Any
+
+    def __call__(cls, *operands: Any, span: Any = None) -> E.PrimExpr:
+        arity = 1 if cls._node is E.Not else 2
+        if len(operands) == arity + 1 and not isinstance(operands[-1], (E.PrimExpr, bool)):
+            operands = operands[:-1]  # TVM's positional span
+        if len(operands) != arity:
+            shown = "a" if arity == 1 else "a, b"
+            raise DSLError(
+                f"tir.{cls.__name__}({shown}) takes {arity} bool operand(s), as TVM; "
+                f"got {len(operands)}"
+            )
+        return cls._build(*operands)
+
+
+def _logical_face(node: type, build: Any, shown: str) -> type:
+    doc = f"``tir.{node.__name__}({shown})``, as TVM: bool operands, a bool result."
+    attrs = {"_node": node, "_build": staticmethod(build), "__doc__": doc}
+    return _LogicalFace(node.__name__, (), attrs)
+
+
+And = _logical_face(E.And, logical_and, "a, b")
+Or = _logical_face(E.Or, logical_or, "a, b")
+Not = _logical_face(E.Not, logical_not, "a")
+
+
+class _SelectFace(_NodeFace):
+    def __call__(
+        cls, condition: Any, true_value: Any, false_value: Any, span: Any = None
+    ) -> E.PrimExpr:
+        return select(condition, true_value, false_value)
+
+
+class Select(metaclass=_SelectFace):
+    """``tir.Select(condition, true_value, false_value)``, as TVM: both values evaluated."""
+
+    _node = E.Select
+
+
+class _CallFace(_NodeFace):
+    def __call__(cls, dtype: Any, op: Any, args: Any, span: Any = None) -> E.PrimExpr:
+        if isinstance(args, str) or (not isinstance(dtype, str) and isinstance(op, str)):
+            raise DSLError(
+                "tir.Call(dtype, op, args) takes the dtype first, as TVM: write "
+                "tir.Call('float32', 'tir.exp', [x])"
+            )
+        if not isinstance(args, (list, tuple)):
+            raise DSLError(f"tir.Call(dtype, op, args): args must be a list, got {args!r:.60}")
+        name = op if isinstance(op, str) else getattr(op, "name", op)  # an Op: its name
+        return call_intrin(dtypes.canonical(dtype), name, *args)
+
+
+class Call(metaclass=_CallFace):
+    """``tir.Call(dtype, op, args)``, as TVM: an intrinsic by name (``"tir.exp"``) or a
+    declared one (``register_op_attr``); the node ``op.op``, ``op.args``, ``op.dtype``."""
+
+    _node = E.Call
 
 
 class _CastFace(_NodeFace):

@@ -1,0 +1,102 @@
+"""The vector and load nodes under TVM's names with TVM's constructors:
+``tir.Ramp(base, stride, lanes)``, ``tir.Broadcast(value, lanes)``,
+``tir.BufferLoad(buffer, indices)``.
+
+Inside the package these nodes are built with every field, the vector dtype last
+(``N.Ramp(base, stride, 8, "int32x8")``). The names users reach derive it, as TVM does,
+and stay the classes of ``isinstance`` checks (see ``dsl.node_faces``):
+
+    >>> r = tir.Ramp(0, 1, 8)
+    >>> (r.dtype, isinstance(r, tir.Ramp), tir.Broadcast(1.5, 4).dtype)
+    ('int32x8', True, 'float32x4')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dsl import dtypes, expr as E
+from ..dsl.construct import as_expr, match_operands
+from ..dsl.node_faces import _NodeFace
+from ..errors import IRError
+from . import nodes as N
+
+
+def _lanes(lanes: Any, what: str) -> int:
+    value = lanes.value if isinstance(lanes, E.IntImm) else lanes
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise IRError(
+            f"tir.{what}: lanes must be an int >= 2 (a vector of 2 or more lanes), got {lanes!r}"
+        )
+    return value
+
+
+def _scalar(e: E.PrimExpr, what: str) -> E.PrimExpr:
+    if "x" in e.dtype:
+        raise IRError(f"tir.{what}: takes a scalar, got {e} of dtype {e.dtype}")
+    return e
+
+
+class _RampFace(_NodeFace):
+    def __call__(cls, base: Any, stride: Any, lanes: Any, span: Any = None) -> N.Ramp:
+        b, s = match_operands(base, stride, "tir.Ramp")
+        _scalar(b, "Ramp(base, stride, lanes)")
+        if not dtypes.is_int(b.dtype):
+            raise IRError(
+                f"tir.Ramp(base, stride, lanes): base and stride are indices (integers), "
+                f"got {b.dtype}; e.g. tir.Ramp(i * 8, 1, 8)"
+            )
+        n = _lanes(lanes, "Ramp(base, stride, lanes)")
+        return N.Ramp(b, s, n, f"{b.dtype}x{n}")
+
+
+class Ramp(metaclass=_RampFace):
+    """``tir.Ramp(base, stride, lanes)``, as TVM: ``[base, base + stride, ...]``."""
+
+    _node = N.Ramp
+
+
+class _BroadcastFace(_NodeFace):
+    def __call__(cls, value: Any, lanes: Any, span: Any = None) -> N.Broadcast:
+        v = _scalar(as_expr(value), "Broadcast(value, lanes)")
+        n = _lanes(lanes, "Broadcast(value, lanes)")
+        return N.Broadcast(v, n, f"{v.dtype}x{n}")
+
+
+class Broadcast(metaclass=_BroadcastFace):
+    """``tir.Broadcast(value, lanes)``, as TVM: ``value`` in every lane."""
+
+    _node = N.Broadcast
+
+
+class _BufferLoadFace(_NodeFace):
+    def __call__(
+        cls, buffer: Any, indices: Any, predicate: Any = None, span: Any = None
+    ) -> N.BufferLoad:
+        if not isinstance(buffer, N.Buffer):
+            raise IRError(
+                f"tir.BufferLoad(buffer, indices): buffer must be a tir.Buffer "
+                f"(tir.decl_buffer), got {type(buffer).__name__}"
+            )
+        if predicate is not None:
+            raise IRError("tir.BufferLoad: a predicated load is not supported; use if_then_else")
+        idx = tuple(
+            as_expr(i) for i in (indices if isinstance(indices, (list, tuple)) else [indices])
+        )
+        if len(idx) != len(buffer.shape):
+            raise IRError(
+                f"tir.BufferLoad: buffer {buffer.name!r} has {len(buffer.shape)} dimensions, "
+                f"got {len(idx)} indices"
+            )
+        lanes = {i.lanes for i in idx if isinstance(i, (N.Ramp, N.Broadcast))}
+        if len(lanes) > 1:
+            raise IRError(f"tir.BufferLoad: indices of different lanes {sorted(lanes)}")
+        dtype = f"{buffer.dtype}x{lanes.pop()}" if lanes else buffer.dtype
+        return N.BufferLoad(buffer, idx, dtype)
+
+
+class BufferLoad(metaclass=_BufferLoadFace):
+    """``tir.BufferLoad(buffer, indices)``, as TVM: ``buffer[indices]`` (a vector where
+    an index is a ``Ramp``)."""
+
+    _node = N.BufferLoad
