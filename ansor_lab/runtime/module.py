@@ -25,6 +25,7 @@ from ..ir import nodes as N
 from ..ir.visitor import walk_stmts
 from . import foreign as _foreign
 from .data_address import data_address
+from .fast_call import NOT_FAST, fast_call
 from .ndarray import Device, as_numpy_view, cpu
 
 
@@ -127,6 +128,7 @@ class Module:
         self._repeat = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *([ctypes.c_void_p] * n))(
             compiled.repeat_address
         )
+        self._fast: Callable | None | bool = False  # made on the first call (None: no fast path)
 
     # -- calling --------------------------------------------------------------------
     def _pointers(self, args: Sequence[object]) -> list[int]:
@@ -194,10 +196,30 @@ class Module:
             raise RuntimeArgumentError(f"output argument {name!r} is read-only")
 
     def __call__(self, *args: object) -> None:
+        fast = self._fast
+        if fast is False:
+            fast = self._make_fast()
+        if fast is not None and len(args) == len(self._specs):
+            # the checks and the call in one native step; what it does not pass as is
+            # (NOT_FAST) takes the Python path below, which accepts or explains it
+            if type(args[0]) is np.ndarray:
+                rc = fast(*args)
+            else:  # NDArrays: their arrays
+                rc = fast(*[as_numpy_view(a) for a in args])
+            if rc != NOT_FAST:
+                self._check(rc)
+                return
         ptrs = self._pointers(args)
         self._ensure_runs_here(args)
         rc = self._entry(*ptrs)
         self._check(rc)
+
+    def _make_fast(self) -> Callable | None:
+        """The native call (``runtime.fast_call``), once code built elsewhere ran here."""
+        if not self._probed:
+            return None
+        self._fast = fast_call(self._specs, self.compiled.entry_address)
+        return self._fast
 
     def _ensure_runs_here(self, args: Sequence[object]) -> None:
         """Code built for another CPU runs here only once a child process survived it."""
