@@ -197,6 +197,8 @@ def test_ramp_broadcast_and_buffer_load_take_tvms_arguments():
     assert vec.dtype == "float32x8" and isinstance(vec, tir.BufferLoad) and str(vec) == (
         "A[o, T.Ramp(o * 8, 1, 8)]"
     )
+    both = tvm.arith.Analyzer().simplify(ramp + ramp)  # left as it is, not linearized
+    assert both.dtype == "int32x8" and str(both) == "T.Ramp(o * 8, 1, 8) + T.Ramp(o * 8, 1, 8)"
     with pytest.raises(IRError, match="lanes must be an int >= 2"):
         tir.Ramp(0, 1, 1)
     with pytest.raises(IRError, match="base and stride are indices"):

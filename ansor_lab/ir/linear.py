@@ -13,7 +13,8 @@ from ..dsl.printer import text
 
 
 def _is_index(e: E.PrimExpr) -> bool:
-    return dtypes.is_int(e.dtype)
+    # a vector of indices (int32x8: tir.Ramp built by hand) is left as it is
+    return dtypes.is_int(e.dtype) and "x" not in e.dtype
 
 
 def linear_form(e: E.PrimExpr) -> tuple[dict, int] | None:
