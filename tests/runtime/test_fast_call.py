@@ -170,3 +170,23 @@ def test_without_a_known_layout_the_python_path_runs(monkeypatch):
     f(a, a, c)
     assert f._fast is None
     np.testing.assert_array_equal(c, 3 * a)
+
+
+def test_calls_leave_reference_counts_and_the_keep_table_as_they_were():
+    import gc  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    f = _axpy()
+    a = np.ones((4, 6), "float32")
+    c = np.zeros((4, 6), "float32")
+    call = f._make_fast()
+    before = sys.getrefcount(a), sys.getrefcount(c)
+    for _ in range(1000):
+        assert call(a, a, c) == 0
+    assert (sys.getrefcount(a), sys.getrefcount(c)) == before
+    assert call(a, c) == fc.NOT_FAST  # the wrong number of arrays: the Python path's error
+    key = id(call)
+    assert key in fc._KEEP
+    del f, call
+    gc.collect()
+    assert key not in fc._KEEP
