@@ -150,7 +150,6 @@ def test_arithmetic_nodes_and_cast_take_tvms_arguments():
         tir.Cast(a, "float32")
 
 
-
 def test_comparisons_logic_select_and_call_take_tvms_arguments():
     from ansor_lab.errors import DSLError  # noqa: PLC0415
 
@@ -194,8 +193,10 @@ def test_ramp_broadcast_and_buffer_load_take_tvms_arguments():
     buf = tir.decl_buffer((4, 16), "float32", name="A")
     assert tir.BufferLoad(buf, [o, 3]).dtype == "float32"
     vec = tir.BufferLoad(buf, [o, ramp])
-    assert vec.dtype == "float32x8" and isinstance(vec, tir.BufferLoad) and str(vec) == (
-        "A[o, T.Ramp(o * 8, 1, 8)]"
+    assert (
+        vec.dtype == "float32x8"
+        and isinstance(vec, tir.BufferLoad)
+        and str(vec) == ("A[o, T.Ramp(o * 8, 1, 8)]")
     )
     both = tvm.arith.Analyzer().simplify(ramp + ramp)  # left as it is, not linearized
     assert both.dtype == "int32x8" and str(both) == "T.Ramp(o * 8, 1, 8) + T.Ramp(o * 8, 1, 8)"
@@ -217,6 +218,7 @@ def test_ramp_broadcast_and_buffer_load_take_tvms_arguments():
     body = tir.For(o, 0, 8, tir.ForKind.SERIAL, tir.BufferStore(store.buffer, value, [idx]))
     with pytest.raises(CodegenError, match=r"ForKind.VECTORIZED"):
         tvm.build(func.with_body(body), target="llvm")
+
 
 def test_tir_max_value_as_a_reduction_identity():
     A = te.placeholder((4, 5), name="A")
@@ -503,3 +505,15 @@ def test_schedule_work_on_names_its_function():
     assert "T.vectorized(8)" in sch.mod.script()
     with pytest.raises(ScheduleError, match=r"tir\.Schedule\(mod\['main'\]\)"):
         sch.work_on("main")
+
+
+def test_a_calls_op_carries_tvms_name():
+    x = tir.Var("x", "float32")
+    call = tir.exp(x)
+    assert call.op == "exp" and call.op.name == "tir.exp"  # the package's name and TVM's
+    assert call.op.same_as(tvm.ir.Op.get("tir.exp")) and not call.op.same_as(
+        tvm.ir.Op.get("tir.log")
+    )
+    built = tir.Call("float32", tvm.ir.Op.get("tir.sqrt"), [x])  # an Op as TVM passes it
+    assert isinstance(built, tir.Call) and built.op.name == "tir.sqrt" and str(built) == "T.sqrt(x)"
+    assert tir.if_then_else(x > 0, x, 0.0).op.name == "tir.if_then_else"

@@ -33,16 +33,6 @@ class CallEffectKind:
     Embedded = 6
 
 
-class OpName(str):
-    """An intrinsic's name as rules see it: a string whose ``.name`` is ``"tir.<op>"``."""
-
-    __slots__ = ()
-
-    @property
-    def name(self) -> str:
-        return str(self)
-
-
 #: attributes of intrinsics the user declared: op name -> {attribute: value}
 _OP_ATTRS: dict[str, dict[str, Any]] = {}
 #: lowering rules: (op name, target kind) -> (level, rule)
@@ -128,7 +118,7 @@ def lower_call(call: E.Call, kind: str) -> E.PrimExpr:
                 f"target={kind!r}, f=rule)"
             )
         return call
-    view = E.Call(OpName(_full_name(call.op)), call.args, call.dtype)
+    view = E.Call(E.Op(_full_name(call.op)), call.args, call.dtype)
     out = rule(view)
     if out is view or out is None:
         if call.op.startswith("tir."):  # a user intrinsic the rule did not translate

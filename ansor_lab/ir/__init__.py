@@ -1,5 +1,6 @@
 """The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
 
+from ..dsl.expr import Op
 from ..dsl.intrin_rules import register_intrin_lowering, register_op_attr
 from . import transform
 from .nodes import (
@@ -27,6 +28,7 @@ from .verify import verify
 from .visitor import IRMutator, post_order_visit, walk_stmts
 
 __all__ = [
+    "Op",
     "transform",
     "register_intrin_lowering",
     "register_op_attr",
