@@ -2,7 +2,8 @@
 
 ``topi.nn`` holds the neural-network operators, ``topi.testing`` independent numpy
 references for each of them; broadcast, comparison and logical, elementwise, reduction,
-layout, slicing and indexing (take, gather, where...) operators sit at the top level.
+layout, slicing and indexing (take, gather, where...) operators, ``einsum`` and the
+cumulative ``cumsum`` / ``cumprod`` sit at the top level.
 Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors``.
 """
 
@@ -24,6 +25,7 @@ from .broadcast import (
     right_shift,
     subtract,
 )
+from .einsum import einsum
 from .elemwise import (
     abs,
     acos,
@@ -80,6 +82,7 @@ from .logical import (
 from .missing import missing_operator
 from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTargetNamespace
 from .reduction import all, any, argmax, argmin, max, min, prod, sum
+from .scan import cumprod, cumsum
 from .slicing import flip, repeat, split, stack, strided_slice, tile
 from .transform import (
     arange,
@@ -191,6 +194,9 @@ __all__ = [
     "arange",
     "layout_transform",
     "matmul",
+    "einsum",
+    "cumsum",
+    "cumprod",
 ]
 
 

@@ -349,6 +349,33 @@ def _upsampling(method, align_corners):
     return build
 
 
+def _einsum(subscripts, *shapes):
+    def build():
+        xs = [_x(s, f"x{k}") for k, s in enumerate(shapes)]
+        return [*xs, topi.einsum(subscripts, *xs)]
+
+    return build
+
+
+def _scan(op):
+    def build():
+        x = _x((5, 17))
+        return [x, op(x, 1)]
+
+    return build
+
+
+def _pool_nd(kind):
+    def build():
+        if kind == "pool1d":
+            x = _x((1, 3, 17))
+            return [x, nn.pool1d(x, 3, 2, 1, (1, 1), "avg")]
+        x = _x((1, 2, 7, 9, 5))
+        return [x, nn.pool3d(x, 3, 2, 1, 1, "max")]
+
+    return build
+
+
 def _nn_unary(op, shape, *args):
     def build():
         x = _x(shape)
@@ -486,6 +513,11 @@ CASES = {
     "nn.conv2d_transpose_nchw": _conv2d_transpose(),
     "nn.conv2d_transpose_nchw_ragged_taps": _conv2d_transpose(k=3, stride=(2, 3)),
     "nn.depthwise_conv2d_nchw": _depthwise,
+    "einsum": _einsum("bij,bjk->bik", (3, 7, 13), (3, 13, 5)),
+    "cumsum": _scan(topi.cumsum),
+    "cumprod": _scan(topi.cumprod),
+    "nn.pool1d": _pool_nd("pool1d"),
+    "nn.pool3d": _pool_nd("pool3d"),
     "nn.pool2d": _pool("pool2d"),
     "nn.max_pool2d": _pool("max"),
     "nn.avg_pool2d": _pool("avg"),
@@ -516,7 +548,10 @@ CASES = {
 }
 
 #: operators the auto-scheduler refuses, with the start of its error (tuple reductions)
-NOT_SEARCHED = {"prod": "op 'T_prod' is a tuple reduction (prod)"}
+NOT_SEARCHED = {
+    "prod": "op 'T_prod' is a tuple reduction (prod)",
+    "cumprod": "op 'cumprod_generic' is a tuple reduction (prod)",
+}
 
 #: public names that are helpers, not operators
 NOT_OPERATORS = {"nn", "tag", "testing", "utils", "get_pad_tuple"}

@@ -14,7 +14,7 @@ from .group_conv2d import group_conv2d_nchw
 from .layer_norm import layer_norm
 from .norm import batch_norm, group_norm, instance_norm, l2_normalize, lrn, rms_norm
 from .pad import pad
-from .pooling import avg_pool2d, global_pool, max_pool2d, pool2d
+from .pooling import avg_pool2d, global_pool, max_pool2d, pool1d, pool2d, pool3d
 from .softmax import fast_softmax, log_softmax, softmax
 from .space_depth import depth_to_space, space_to_depth
 from .upsampling import upsampling
@@ -56,7 +56,9 @@ __all__ = [
     "matmul",
     "max_pool2d",
     "pad",
+    "pool1d",
     "pool2d",
+    "pool3d",
     "prelu",
     "relu",
     "rms_norm",

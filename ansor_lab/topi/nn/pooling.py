@@ -1,4 +1,5 @@
-"""2-D max/avg pooling (``topi.nn.pool2d``, ``max_pool2d``, ``avg_pool2d``, ``global_pool``)."""
+"""Max/avg pooling (``topi.nn.pool1d``, ``pool2d``, ``pool3d``, ``max_pool2d``, ``avg_pool2d``,
+``global_pool``): one N-d core over the spatial axes of the layout."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ...errors import DSLError
 from ..tag import ELEMWISE
 from ..utils import check_tensor, int_tuple
 from .pad import pad
-from .utils import check_positive, get_pad_tuple, layout_axes
+from .utils import check_positive, get_pad_tuple_generic, layout_axes
 
 
 def _out_size(
@@ -53,6 +54,110 @@ def _window_count(
     return intrin.max(k1 - k0 + 1, 0)
 
 
+def _pool_nd(
+    op: str,
+    letters: str,
+    data: Tensor,
+    kernel: Any,
+    stride: Any,
+    dilation: Any,
+    padding: Any,
+    pool_type: str,
+    ceil_mode: bool,
+    layout: str,
+    count_include_pad: bool,
+) -> Tensor:
+    """Max or avg pooling over the axes ``letters`` ("W", "HW", "DHW") of ``layout``.
+
+    ``padding`` is an int, one int per axis, or all the begins then all the ends (as
+    ``get_pad_tuple_generic``); the shared core of pool1d, pool2d and pool3d.
+    """
+    check_tensor(data, f"{op}: data")
+    if pool_type not in ("max", "avg"):
+        raise DSLError(f"{op}: pool_type {pool_type!r} is not supported; use 'max' or 'avg'")
+    n = len(letters)
+    axes = layout_axes(layout, data.ndim, letters, op)
+    ks = int_tuple(kernel, n, f"{op}: kernel")
+    check_positive(ks, "kernel", op)
+    ss = int_tuple(stride, n, f"{op}: stride")
+    ds = int_tuple(dilation, n, f"{op}: dilation")
+    check_positive(ss, "stride", op)
+    check_positive(ds, "dilation", op)
+    dilated = tuple((k - 1) * d + 1 for k, d in zip(ks, ds))
+    begin, end = get_pad_tuple_generic(padding, dilated)
+    sizes = tuple(data.shape[a] for a in axes)
+    outs = tuple(_out_size(*args, ceil_mode, op) for args in zip(sizes, ks, ss, ds, begin, end))
+    before, after = [0] * data.ndim, [0] * data.ndim
+    out_shape = list(data.shape)
+    for a, size, o, s, dk, b, e in zip(axes, sizes, outs, ss, dilated, begin, end):
+        # ceil_mode's last window may reach past the given padding: pad a little more
+        extra = max(0, (o - 1) * s + dk - (size + b + e))
+        before[a], after[a] = b, e + extra
+        out_shape[a] = o
+    pad_value = intrin.min_value(data.dtype) if pool_type == "max" else 0
+    padded = pad(data, before, after, pad_value, name="pad_temp") if any(before + after) else data
+    out_shape = tuple(out_shape)
+    rs = [reduce_axis((0, k), name=f"rv{m}") for m, k in enumerate(ks)]
+
+    def source(i):
+        idx = list(i)
+        for a, s, d, r in zip(axes, ss, ds, rs):
+            idx[a] = (i[a] * s if s != 1 else i[a]) + (r * d if d != 1 else r)
+        return padded[tuple(idx)]
+
+    if pool_type == "max":
+        return compute(
+            out_shape, lambda *i: intrin.max(source(i), axis=rs), name="pool_max", tag="pool_max"
+        )
+    pool_sum = compute(
+        out_shape, lambda *i: intrin.sum(source(i), axis=rs), name="pool_sum", tag="pool_sum"
+    )
+
+    def average(*i):
+        counts = [
+            _window_count(i[a], size, k, s, d, b, e, o, count_include_pad)
+            for a, size, k, s, d, b, e, o in zip(axes, sizes, ks, ss, ds, begin, end, outs)
+        ]
+        count = counts[0]
+        for c in counts[1:]:
+            count = count * c
+        if not count_include_pad and not isinstance(count, int):
+            count = intrin.max(count, 1)
+        return pool_sum[i] / count
+
+    return compute(out_shape, average, name="pool_avg", tag=ELEMWISE)
+
+
+def pool1d(
+    data: Tensor,
+    kernel: Any,
+    stride: Any,
+    dilation: Any,
+    padding: Any,
+    pool_type: str,
+    ceil_mode: bool = False,
+    layout: str = "NCW",
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Max or avg pooling over W of ``layout``; padding is (left, right) (or an int).
+
+    Windows as ``pool2d``; kernel, stride and dilation are an int or one int.
+    """
+    return _pool_nd(
+        "topi.nn.pool1d",
+        "W",
+        data,
+        kernel,
+        stride,
+        dilation,
+        padding,
+        pool_type,
+        ceil_mode,
+        layout,
+        count_include_pad,
+    )
+
+
 def pool2d(
     data: Tensor,
     kernel: Any,
@@ -70,61 +175,48 @@ def pool2d(
     starts in the bottom/right padding; an average divides by the taps inside the padded
     input (``count_include_pad``) or inside the real input (at least 1).
     """
-    op = "topi.nn.pool2d"
-    check_tensor(data, f"{op}: data")
-    if pool_type not in ("max", "avg"):
-        raise DSLError(f"{op}: pool_type {pool_type!r} is not supported; use 'max' or 'avg'")
-    h_axis, w_axis = layout_axes(layout, data.ndim, "HW", op)
-    kh, kw = int_tuple(kernel, 2, f"{op}: kernel")
-    check_positive((kh, kw), "kernel", op)
-    sh, sw = int_tuple(stride, 2, f"{op}: stride")
-    dh, dw = int_tuple(dilation, 2, f"{op}: dilation")
-    check_positive((sh, sw), "stride", op)
-    check_positive((dh, dw), "dilation", op)
-    top, left, bottom, right = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
-    in_h, in_w = data.shape[h_axis], data.shape[w_axis]
-    out_h = _out_size(in_h, kh, sh, dh, top, bottom, ceil_mode, op)
-    out_w = _out_size(in_w, kw, sw, dw, left, right, ceil_mode, op)
-    # ceil_mode's last window may reach past the given padding: pad a little more
-    extra_h = max(0, (out_h - 1) * sh + (kh - 1) * dh + 1 - (in_h + top + bottom))
-    extra_w = max(0, (out_w - 1) * sw + (kw - 1) * dw + 1 - (in_w + left + right))
-    before, after = [0] * data.ndim, [0] * data.ndim
-    before[h_axis], before[w_axis] = top, left
-    after[h_axis], after[w_axis] = bottom + extra_h, right + extra_w
-    pad_value = intrin.min_value(data.dtype) if pool_type == "max" else 0
-    padded = pad(data, before, after, pad_value, name="pad_temp") if any(before + after) else data
-    out_shape = list(data.shape)
-    out_shape[h_axis], out_shape[w_axis] = out_h, out_w
-    out_shape = tuple(out_shape)
-    rh = reduce_axis((0, kh), name="rv0")
-    rw = reduce_axis((0, kw), name="rv1")
-
-    def source(i):
-        idx = list(i)
-        idx[h_axis] = (i[h_axis] * sh if sh != 1 else i[h_axis]) + (rh * dh if dh != 1 else rh)
-        idx[w_axis] = (i[w_axis] * sw if sw != 1 else i[w_axis]) + (rw * dw if dw != 1 else rw)
-        return padded[tuple(idx)]
-
-    if pool_type == "max":
-        return compute(
-            out_shape,
-            lambda *i: intrin.max(source(i), axis=[rh, rw]),
-            name="pool_max",
-            tag="pool_max",
-        )
-    pool_sum = compute(
-        out_shape, lambda *i: intrin.sum(source(i), axis=[rh, rw]), name="pool_sum", tag="pool_sum"
+    return _pool_nd(
+        "topi.nn.pool2d",
+        "HW",
+        data,
+        kernel,
+        stride,
+        dilation,
+        padding,
+        pool_type,
+        ceil_mode,
+        layout,
+        count_include_pad,
     )
 
-    def average(*i):
-        count_h = _window_count(i[h_axis], in_h, kh, sh, dh, top, bottom, out_h, count_include_pad)
-        count_w = _window_count(i[w_axis], in_w, kw, sw, dw, left, right, out_w, count_include_pad)
-        count = count_h * count_w
-        if not count_include_pad and not isinstance(count, int):
-            count = intrin.max(count, 1)
-        return pool_sum[i] / count
 
-    return compute(out_shape, average, name="pool_avg", tag=ELEMWISE)
+def pool3d(
+    data: Tensor,
+    kernel: Any,
+    stride: Any,
+    dilation: Any,
+    padding: Any,
+    pool_type: str,
+    ceil_mode: bool = False,
+    layout: str = "NCDHW",
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Max or avg pooling over D, H and W of ``layout``; padding is (front, top, left,
+    back, bottom, right), (d, h, w) or an int. Windows as ``pool2d``.
+    """
+    return _pool_nd(
+        "topi.nn.pool3d",
+        "DHW",
+        data,
+        kernel,
+        stride,
+        dilation,
+        padding,
+        pool_type,
+        ceil_mode,
+        layout,
+        count_include_pad,
+    )
 
 
 def max_pool2d(
