@@ -3,9 +3,10 @@
 TVM builds them with ``te.extern`` (a serial loop per row); ansor_lab compiles only
 ``te.compute`` and has no ``te.scan``, so here each output element is its own reduction
 over the scanned axis, masked by a condition: ``out[..., i, ...] = te.sum(x[..., k, ...],
-axis=k, where=k <= i)``. Unscheduled, the sum adds k = 0, 1, ... in order, as a serial scan
-does (a tuned program may reassociate it, as its schedule states); the work is O(n^2) in the scanned length n instead of O(n): fine for
-the lengths of a model's axis, slow for a flattened tensor of millions of elements.
+axis=k, where=k <= i)``. Unscheduled, the sum adds k = 0, 1, ... in order, as a serial
+scan does (a tuned program may reassociate it, as its schedule states); the work is
+O(n^2) in the scanned length n instead of O(n): fine for the lengths of a model's axis,
+slow for a flattened tensor of millions of elements.
 """
 
 from __future__ import annotations
