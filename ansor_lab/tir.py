@@ -110,20 +110,18 @@ from .dsl.unsupported import comm_reducer
 from .errors import ScheduleError
 from .ir import stmt_functor, tir_transform as transform
 from .ir.builders import convert, decl_buffer, stmt_list, stmt_seq
-from .ir.node_faces import Broadcast, BufferLoad, Ramp
+from .ir.node_faces import Broadcast, BufferLoad, For, Ramp, SeqStmt
 from .ir.nodes import (
     Allocate,
     Block,
     Buffer,
     BufferStore,
     Evaluate,
-    For,
     ForKind,
     IfThenElse,
     IRModule,
     LetStmt,
     PrimFunc,
-    SeqStmt,
     Stmt,
 )
 from .ir.simplify import simplify

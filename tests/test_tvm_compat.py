@@ -517,3 +517,26 @@ def test_a_calls_op_carries_tvms_name():
     built = tir.Call("float32", tvm.ir.Op.get("tir.sqrt"), [x])  # an Op as TVM passes it
     assert isinstance(built, tir.Call) and built.op.name == "tir.sqrt" and str(built) == "T.sqrt(x)"
     assert tir.if_then_else(x > 0, x, 0.0).op.name == "tir.if_then_else"
+
+
+def test_for_and_seq_stmt_take_tvms_arguments():
+    from ansor_lab.errors import IRError  # noqa: PLC0415
+
+    i = te.var("i")
+    A = tir.decl_buffer((8,), "float32", name="A")
+    store = tir.BufferStore(A, tir.Cast("float32", i), [i])
+    loop = tir.For(i, 0, 8, tir.ForKind.SERIAL, store, annotations={"pragma_unroll_explicit": 0})
+    assert isinstance(loop, tir.For) and loop.annotation("pragma_unroll_explicit") == 0
+    assert loop.annotations == (("pragma_unroll_explicit", 0),)  # a dict as TVM takes it
+    bound = tir.For(i, 0, 8, tir.ForKind.THREAD_BINDING, store, te.thread_axis("threadIdx.x"))
+    assert bound.thread_tag == "threadIdx.x"  # TVM's thread_binding: the IterVar
+    seq = tir.SeqStmt([store, tir.Evaluate(0)])  # a list, as TVM
+    assert isinstance(seq, tir.SeqStmt) and len(seq.seq) == 2
+    with pytest.raises(IRError, match="wrap an expression as tir.Evaluate"):
+        tir.SeqStmt([store, i + 1])
+    with pytest.raises(IRError, match="steps by 1 here"):
+        tir.For(i, 0, 8, tir.ForKind.SERIAL, store, step=2)
+    fn = tvm.build(tir.PrimFunc((A,), tir.For(i, 0, 8, tir.ForKind.SERIAL, store)))
+    out = np.zeros(8, "float32")
+    fn(out)
+    np.testing.assert_array_equal(out, np.arange(8))

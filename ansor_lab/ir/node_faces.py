@@ -1,6 +1,6 @@
-"""The vector and load nodes under TVM's names with TVM's constructors:
-``tir.Ramp(base, stride, lanes)``, ``tir.Broadcast(value, lanes)``,
-``tir.BufferLoad(buffer, indices)``.
+"""IR nodes under TVM's names with TVM's constructors: ``tir.Ramp(base, stride, lanes)``,
+``tir.Broadcast(value, lanes)``, ``tir.BufferLoad(buffer, indices)``, ``tir.For(...,
+thread_binding=, annotations={...})`` and ``tir.SeqStmt([...])``.
 
 Inside the package these nodes are built with every field, the vector dtype last
 (``N.Ramp(base, stride, 8, "int32x8")``). The names users reach derive it, as TVM does,
@@ -100,3 +100,63 @@ class BufferLoad(metaclass=_BufferLoadFace):
     an index is a ``Ramp``)."""
 
     _node = N.BufferLoad
+
+
+class _ForFace(_NodeFace):
+    def __call__(
+        cls,
+        loop_var: Any,
+        min: Any,  # noqa: A002 - TVM's parameter name
+        extent: Any,
+        kind: Any,
+        body: Any,
+        thread_binding: Any = None,
+        annotations: Any = None,
+        step: Any = None,
+        span: Any = None,
+    ) -> N.For:
+        if step is not None and not (isinstance(step, int) and step == 1):
+            raise IRError(
+                f"tir.For: a loop steps by 1 here, got step={step!r}; iterate over "
+                "range(extent) and multiply the index instead (i * step)"
+            )
+        tag = ""
+        if thread_binding is not None:  # TVM passes the IterVar of te.thread_axis
+            tag = getattr(thread_binding, "thread_tag", thread_binding)
+            if not isinstance(tag, str):
+                raise IRError(
+                    "tir.For: thread_binding must be te.thread_axis('threadIdx.x') (or its "
+                    f"tag), got {thread_binding!r}"
+                )
+        pairs = ()
+        if annotations:
+            items = annotations.items() if isinstance(annotations, dict) else annotations
+            pairs = tuple(sorted((str(k), v) for k, v in items))
+        return N.For(loop_var, min, extent, kind, body, tag, pairs)
+
+
+class For(metaclass=_ForFace):
+    """``tir.For(loop_var, min, extent, kind, body, thread_binding=None,
+    annotations=None)``, as TVM: ``kind`` a ``tir.ForKind``, ``annotations`` a dict."""
+
+    _node = N.For
+
+
+class _SeqStmtFace(_NodeFace):
+    def __call__(cls, seq: Any, span: Any = None) -> N.SeqStmt:
+        if isinstance(seq, N.Stmt):
+            seq = [seq]
+        stmts = tuple(seq)
+        bad = [s for s in stmts if not isinstance(s, N.Stmt)]
+        if bad:
+            raise IRError(
+                f"tir.SeqStmt(seq): every element must be a statement, got "
+                f"{type(bad[0]).__name__}; wrap an expression as tir.Evaluate(e)"
+            )
+        return N.SeqStmt(stmts)
+
+
+class SeqStmt(metaclass=_SeqStmtFace):
+    """``tir.SeqStmt([s1, s2, ...])``, as TVM: the statements in order."""
+
+    _node = N.SeqStmt
