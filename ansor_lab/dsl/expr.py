@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import DSLError, DTypeError
 from . import dtypes
+from .op import Op
 from .unsupported import no_abs, no_pow, no_rpow
 
 # --------------------------------------------------------------------------------------
@@ -421,30 +422,6 @@ class Select(PrimExpr):
     dtype: str
 
 
-class Op(str):
-    """TVM's ``tvm.ir.Op``: an intrinsic, by name. A call's ``op`` is one: it compares as
-    the name the package uses (``call.op == "exp"``) and gives TVM's full name as
-    ``.name`` (``"tir.exp"``), as passes written for TVM read it."""
-
-    __slots__ = ()
-
-    @property
-    def name(self) -> str:
-        """The registered name: ``tir.<op>`` for an intrinsic named without a namespace."""
-        return str(self) if "." in self else f"tir.{self}"
-
-    @staticmethod
-    def get(op_name: str) -> Op:
-        """``tvm.ir.Op.get("tir.exp")``."""
-        if not isinstance(op_name, str) or not op_name:
-            raise DSLError(f"Op.get(name): name must be a string like 'tir.exp', got {op_name!r}")
-        return Op(op_name)
-
-    def same_as(self, other: object) -> bool:
-        """Whether ``other`` is the same intrinsic (``Op.get("tir.exp")`` and ``exp``)."""
-        return isinstance(other, str) and Op(other).name == self.name
-
-
 @_node
 class Call(PrimExpr):
     """An intrinsic call by name (``exp``, ``if_then_else``, ``pow``...); ``op`` an ``Op``."""
@@ -569,9 +546,7 @@ def structural_equal(a: PrimExpr, b: PrimExpr) -> bool:
     """True when two expressions have the same structure (variables by identity)."""
     if a is b:
         return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, Var):
+    if type(a) is not type(b) or isinstance(a, Var):
         return False
     return all(_value_equal(getattr(a, f), getattr(b, f)) for f in node_fields(a))
 
@@ -587,22 +562,19 @@ def _value_hash(x: object) -> int:
 
 
 def structural_hash(e: PrimExpr) -> int:
-    """A hash consistent with :func:`structural_equal` (cached on the node: nodes are
-    immutable, and the variables it depends on by identity live as long as the node)."""
+    """A hash consistent with :func:`structural_equal` (the variables it depends on by
+    identity live as long as the node)."""
     if isinstance(e, Var):
         return id(e)
-    try:
-        return e._structural_hash
-    except AttributeError:
-        pass
+    h = getattr(e, "_structural_hash", None)  # cached: nodes are immutable
+    if h is not None:
+        return h
     h = hash((type(e).__name__,) + tuple(_value_hash(getattr(e, f)) for f in node_fields(e)))
     object.__setattr__(e, "_structural_hash", h)
     return h
 
 
-# Construction helpers and the generic traversal live in their own modules (they need the
-# node classes above; the operators above call them at run time, never at import); they are
-# re-exported here so ``E.const``, ``E.post_order`` and friends keep working everywhere.
+# construction and traversal live in their own modules (they need the classes above), re-exported
 from .construct import (  # noqa: E402
     _convertible as _convertible,
     as_bool as as_bool,

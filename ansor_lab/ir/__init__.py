@@ -1,7 +1,7 @@
 """The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
 
-from ..dsl.expr import Op
 from ..dsl.intrin_rules import register_intrin_lowering, register_op_attr
+from ..dsl.op import Op
 from . import transform
 from .nodes import (
     NOP,
