@@ -213,6 +213,37 @@ TOP: dict[str, str] = {
 }
 
 
+_NO_NODE_JSON = (
+    "programs here are Python values, not TVM's node objects: keep a program as its "
+    "TVMScript text (func.script(), parsed back by tvm.script.from_source), a schedule as its "
+    "trace (sch.trace.as_json(), Trace.from_json) and a search as its records "
+    "(auto_scheduler.save_records / load_records)"
+)
+_NO_TYPE_NODES = (
+    "types are dtype strings here ('float32', 'int32'), and a buffer stands for its own "
+    "pointer (tir.decl_buffer)"
+)
+
+#: ``tvm.ir`` names that are out of scope, with why and what to write instead
+IR: dict[str, str] = {
+    "save_json": _NO_NODE_JSON,
+    "load_json": _NO_NODE_JSON,
+    "make_node": _NO_NODE_JSON,
+    "structural_hash": (
+        "compare programs with tvm.ir.structural_equal (or assert_structural_equal); to key "
+        "a dict by a program, use its printed text, func.script()"
+    ),
+    "GlobalVar": (
+        "an IRModule here maps plain names to PrimFuncs: tvm.IRModule({'main': f}), mod['main']"
+    ),
+    "PrimType": _NO_TYPE_NODES,
+    "PointerType": _NO_TYPE_NODES,
+    "Array": "Python lists and tuples stand in for TVM's Array",
+    "Map": "Python dicts stand in for TVM's Map",
+    "instrument": TOP["instrument"],
+}
+
+
 def missing_name(module: str, name: str, why: str) -> MissingNameError:
     """The error for ``module.name``: Python's opening, then why and what to write."""
     short = module.removeprefix("ansor_lab.").removeprefix("ansor_lab")

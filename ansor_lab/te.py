@@ -8,7 +8,6 @@ from .dsl.dag import ComputeDAG
 from .dsl.expr import (
     IterVar,
     PrimExpr,
-    Range,
     Var,
     const,
     if_then_else,
@@ -82,7 +81,7 @@ from .dsl.intrin_extra import (
     shift_left,
     shift_right,
 )
-from .dsl.node_faces import Cast, FloatImm, IntImm
+from .dsl.node_faces import Cast, FloatImm, IntImm, Range
 from .dsl.reference import evaluate
 from .dsl.symbolic import size_var
 from .dsl.tensor import (

@@ -540,3 +540,33 @@ def test_for_and_seq_stmt_take_tvms_arguments():
     out = np.zeros(8, "float32")
     fn(out)
     np.testing.assert_array_equal(out, np.arange(8))
+
+
+def test_ir_range_takes_begin_and_end_as_tvm():
+    r = tvm.ir.Range(2, 10)  # [2, 10): extent 8
+    assert (int(r.min), int(r.extent)) == (2, 8) and isinstance(r, tvm.ir.Range)
+    assert te.Range is tvm.ir.Range and int(tvm.ir.Range(16).extent) == 16
+    assert (int(tvm.ir.Range.from_min_extent(3, 5).min), int(tvm.ir.Range(3, 5).extent)) == (3, 2)
+    n = te.var("n")
+    assert str(tvm.ir.Range(1, n).extent) == "n - 1"
+    k = te.reduce_axis(tvm.ir.Range(2, 10), "k")
+    A = te.placeholder((10,), name="A")
+    s = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="s")
+    f = tvm.build(te.create_schedule(s.op), [A, s])
+    a = np.arange(10, dtype="float32")
+    out = np.zeros(1, "float32")
+    f(a, out)
+    assert out[0] == a[2:].sum()
+    assert isinstance(A[0] + 1.0, tvm.ir.PrimExpr)
+
+
+def test_ir_names_we_lack_say_what_to_write():
+    from ansor_lab.errors import MissingNameError  # noqa: PLC0415
+
+    with pytest.raises(
+        MissingNameError, match=r"tvm.ir.save_json is not provided.*func.script\(\)"
+    ):
+        _ = tvm.ir.save_json
+    with pytest.raises(MissingNameError, match=r"tvm.IRModule\(\{'main': f\}\)"):
+        _ = tvm.ir.GlobalVar
+    assert not hasattr(tvm.ir, "Array")

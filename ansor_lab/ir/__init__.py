@@ -1,7 +1,10 @@
 """The loop IR: immutable nodes, printer, simplifier, verifier and a mutator base."""
 
+from ..dsl.expr import PrimExpr
 from ..dsl.intrin_rules import register_intrin_lowering, register_op_attr
+from ..dsl.node_faces import Range
 from ..dsl.op import Op
+from ..missing_names import IR, module_getattr
 from . import transform
 from .nodes import (
     NOP,
@@ -29,6 +32,8 @@ from .visitor import IRMutator, post_order_visit, walk_stmts
 
 __all__ = [
     "Op",
+    "PrimExpr",
+    "Range",
     "transform",
     "register_intrin_lowering",
     "register_op_attr",
@@ -62,3 +67,5 @@ __all__ = [
     "post_order_visit",
     "walk_stmts",
 ]
+
+__getattr__ = module_getattr(__name__, IR)  # TVM names not provided: say what to write
