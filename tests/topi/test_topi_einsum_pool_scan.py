@@ -18,6 +18,8 @@ from workloads import FAST_PARAMS, fast_options
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, topi
 from ansor_lab.errors import DSLError, TaskError
+from ansor_lab.ir import nodes as N
+from ansor_lab.ir.visitor import walk_stmts
 from ansor_lab.topi import testing
 
 # -- einsum -----------------------------------------------------------------------------
@@ -482,3 +484,98 @@ def test_cumprod_is_refused_by_the_search_but_cumsum_is_searched():
             compute_dag=auto_scheduler.ComputeDAG([data, topi.cumprod(data, 1)]), target=target
         )
     assert "Schedule it by hand" in str(err.value)
+
+
+# an axis over 64 is scanned by blocks of B (power of two, about (2n)^(1/3)) in 4 stages
+LONG_SCAN_CASES = [
+    ((65,), 0),  # B = 8 does not divide n: the last block is guarded
+    ((128,), 0),  # B = 8 divides n
+    ((100,), None),
+    ((2, 257), 1),
+    ((4, 250), None),  # axis None on a 2-D input: 1000 elements, B = 16
+    ((2, 130, 3), 1),  # a middle axis
+    ((3, 512), -1),  # B = 8 divides n
+    ((4099,), 0),  # B = 16
+]
+
+
+@pytest.mark.parametrize("shape,axis", LONG_SCAN_CASES)
+@pytest.mark.parametrize("exclusive", [None, True])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_long_scans_match_numpy(name, shape, axis, exclusive, check_op, rand):
+    data = te.placeholder(shape, "float32", "data")
+    out = getattr(topi, name)(data, axis, exclusive=exclusive)
+    assert out.op.name == out.op.tag == f"{name}_generic"
+    # products of values near 1 neither overflow nor underflow over 4099 elements
+    x = rand(shape, low=0.99, high=1.01) if name == "cumprod" else rand(shape)
+    want = _scan_ref(getattr(np, name), x.astype("float64"), axis, "float64", exclusive)
+    assert out.shape == want.shape == ((x.size,) if axis is None else shape)
+    check_op([data, out], [x], want.astype("float32"), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [None, "int64", "float64"])
+def test_long_integer_scans_are_exact(name, dtype, check_op, rand):
+    x = rand((3, 1000), "int32", -3, 3)  # -6 .. 6
+    if name == "cumprod":
+        x = np.where(x > 0, 1, -1).astype("int32")  # products of +-1 stay exact
+    data = te.placeholder(x.shape, "int32", "data")
+    for axis, exclusive in [(1, False), (None, True)]:  # blocks of 16 in rows of 1000, 3000
+        out = getattr(topi, name)(data, axis, dtype, exclusive)
+        assert out.dtype == (dtype or "int32")
+        want = _scan_ref(getattr(np, name), x, axis, dtype or "int32", exclusive)
+        check_op([data, out], [x], want, rtol=0, atol=0)
+
+
+def _trip_count(stmt):
+    """Iterations of the innermost loops under ``stmt``: each nest's extents multiplied."""
+    loops = [s for s in walk_stmts(stmt) if isinstance(s, N.For)]
+    nested = {id(s) for f in loops for s in walk_stmts(f.body) if isinstance(s, N.For)}
+    return sum(f.extent.value * (_trip_count(f.body) or 1) for f in loops if id(f) not in nested)
+
+
+@pytest.mark.parametrize("n,length", [(64, None), (65, 8), (4099, 16), (100_000, 64)])
+def test_long_scans_do_subquadratic_work(n, length):
+    data = te.placeholder((n,), "float32", "data")
+    out = topi.cumsum(data)
+    stages, todo = {}, [out.op]
+    while todo:
+        op = todo.pop()
+        stages[op.name] = [int(iv.dom.extent) for iv in op.reduce_axis]
+        todo += [t.op for t in op.input_tensors if t.op.name != "data"]
+    trips = _trip_count(tvm.lower(te.create_schedule(out.op), [data, out])["main"].body)
+    if length is None:  # a short axis: one masked reduction over the whole axis
+        assert stages == {"cumsum_generic": [n]} and trips >= n * n
+        return
+    blocks = -(-n // length)
+    assert stages == {
+        "cumsum_generic": [],
+        "cumsum_in_block": [length],
+        "cumsum_before": [blocks],
+        "cumsum_block": [length],
+    }
+    # each element re-adds its block's prefix, each block the totals before it
+    assert trips <= n * length + blocks * blocks + 3 * n + 2 * blocks
+    assert trips <= 3 * n ** (4 / 3) and trips * 5 < n * n  # n = 10**5: 9e6 vs 1e10
+
+
+def test_long_cumsum_tunes_and_is_correct(tmp_path):
+    x = te.placeholder((2, 300), "float32", "x")
+    out = topi.cumsum(x, 1)
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([x, out]), target="llvm -num-cores=1"
+    )
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    log = str(tmp_path / "cumsum.json")
+    result = task.tune(fast_options(log, 8, 8), search_policy=policy)
+    assert result.stats.trials == 8 and result.stats.errors == 0
+    sch, args = task.apply_best(log)
+    f = tvm.build(sch, args, "llvm")
+    a = np.random.default_rng(0).uniform(-1, 1, (2, 300)).astype("float32")
+    got = np.full((2, 300), np.nan, "float32")
+    f(a, got)
+    np.testing.assert_allclose(got, np.cumsum(a, axis=1), rtol=1e-4, atol=1e-4)
+    with pytest.raises(TaskError, match="'cumprod_block' is a tuple reduction"):
+        auto_scheduler.SearchTask(
+            compute_dag=auto_scheduler.ComputeDAG([x, topi.cumprod(x, 1)]), target="llvm"
+        )
