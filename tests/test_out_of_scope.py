@@ -147,3 +147,27 @@ def test_testing_utils_request_hook_runs():
     assert testing.utils is ansor_lab.testing.utils
     assert testing.utils.install_request_hook(depth=3) is None
     testing.assert_allclose(np.ones(3), np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "method, advice",
+    [
+        ("reindex", r"sch\.cache_read"),
+        ("unannotate", r"sch\.annotate\(loop, key, value\)"),
+        ("add_unit_loop", r"sch\.split\(loop, \[1, None\]\)"),
+        ("pad_einsum", r"T\.where"),
+        ("decompose_padding", r"compute_inline"),
+        ("set_dtype", r"astype"),
+        ("get_sref", r"sch\.get\(rv\)"),
+    ],
+)
+def test_tir_schedule_primitives_we_lack_say_what_to_write(method, advice):
+    from ansor_lab import te, tir  # noqa: PLC0415
+
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    with pytest.raises(
+        OutOfScopeError, match=rf"Schedule\.{method} is not provided here: .*{advice}"
+    ):
+        getattr(sch, method)(sch.get_block("B"), 0)

@@ -43,7 +43,11 @@ import ansor_lab as tvm
 from ansor_lab.dsl.reference import evaluate
 from ansor_lab.dsl.tensor import PlaceholderOp
 from ansor_lab.schedule import te_schedule, tir_schedule
-from ansor_lab.schedule.tir_out_of_scope import OutOfScopeScheduleSteps, OutOfScopeStageSteps
+from ansor_lab.schedule.tir_out_of_scope import (
+    REFUSED_PRIMITIVES,
+    OutOfScopeScheduleSteps,
+    OutOfScopeStageSteps,
+)
 
 IDS = [ex.name for ex in EXAMPLES]
 
@@ -70,6 +74,7 @@ READ_ONLY = {
         # out of scope: they raise OutOfScopeError (tests/test_out_of_scope.py)
         "blockize",
         "tensorize",
+        *REFUSED_PRIMITIVES,
     },
     te_schedule.Schedule: {
         "normalize",  # hands back the schedule: nothing to rebase
