@@ -204,6 +204,8 @@ def test_ramp_broadcast_and_buffer_load_take_tvms_arguments():
         tir.Ramp(0, 1, 1)
     with pytest.raises(IRError, match="base and stride are indices"):
         tir.Ramp(0.5, 1.0, 4)
+    with pytest.raises(IRError, match=r"indices are integers, got .* float32"):
+        tir.BufferLoad(buf, [o, 1.5])
     with pytest.raises(IRError, match="has 2 dimensions, got 1 indices"):
         tir.BufferLoad(buf, [o])
     # a hand-built vector is refused by code generation with what to write instead

@@ -88,6 +88,12 @@ class _BufferLoadFace(_NodeFace):
                 f"tir.BufferLoad: buffer {buffer.name!r} has {len(buffer.shape)} dimensions, "
                 f"got {len(idx)} indices"
             )
+        floats = [i for i in idx if not dtypes.is_int(i.dtype)]
+        if floats:
+            raise IRError(
+                f"tir.BufferLoad: indices are integers, got {floats[0]} of dtype "
+                f"{floats[0].dtype}; cast it, e.g. tir.Cast('int32', x)"
+            )
         lanes = {i.lanes for i in idx if isinstance(i, (N.Ramp, N.Broadcast))}
         if len(lanes) > 1:
             raise IRError(f"tir.BufferLoad: indices of different lanes {sorted(lanes)}")
