@@ -168,6 +168,6 @@ def test_tir_schedule_primitives_we_lack_say_what_to_write(method, advice):
     B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
     sch = tir.Schedule(te.create_prim_func([A, B]))
     with pytest.raises(
-        OutOfScopeError, match=rf"Schedule\.{method} is not provided here: .*{advice}"
+        OutOfScopeError, match=rf"Schedule\.{method} is not supported here: .*{advice}"
     ):
         getattr(sch, method)(sch.get_block("B"), 0)

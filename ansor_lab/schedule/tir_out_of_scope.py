@@ -7,6 +7,17 @@ from typing import Any
 from ..errors import OutOfScopeError
 
 
+def _refusal(owner: str, name: str, why: str):
+    """A method ``owner.name`` that raises OutOfScopeError saying ``why``."""
+
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise OutOfScopeError(f"{owner}.{name} is not supported here: {why}")
+
+    refuse.__name__ = name
+    refuse.__doc__ = f"Not provided: {why}"
+    return refuse
+
+
 class OutOfScopeSteps:
     """Tensor-core and block-restructuring primitives (out of scope): clear errors."""
 
@@ -24,15 +35,6 @@ class OutOfScopeSteps:
             "Schedule.blockize is out of scope: blocks are the program's stages here; "
             "use compute_at / reverse_compute_at to move a stage under a loop"
         )
-
-
-def _primitive_refusal(name: str, why: str):
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
-        raise OutOfScopeError(f"Schedule.{name} is not provided here: {why}")
-
-    refuse.__name__ = name
-    refuse.__doc__ = f"Not provided: {why}"
-    return refuse
 
 
 _NO_DTYPE_CHANGE = (
@@ -92,7 +94,7 @@ REFUSED_PRIMITIVES = {
     ),
 }
 for _name, _why in REFUSED_PRIMITIVES.items():
-    setattr(OutOfScopeSteps, _name, _primitive_refusal(_name, _why))
+    setattr(OutOfScopeSteps, _name, _refusal("Schedule", _name, _why))
 
 
 class TensorIntrin:
@@ -110,12 +112,7 @@ class TensorIntrin:
 
 
 def _stage_refusal(name: str, why: str):
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
-        raise OutOfScopeError(f"Stage.{name} is not supported here: {why}")
-
-    refuse.__name__ = name
-    refuse.__doc__ = f"Not provided: {why}"
-    return refuse
+    return _refusal("Stage", name, why)
 
 
 class OutOfScopeScheduleSteps:
