@@ -200,13 +200,6 @@ def select(condition: object, true_value: object, false_value: object) -> PrimEx
     return Select(cond, t, f, t.dtype)
 
 
-def tir_select(
-    condition: object, true_value: object, false_value: object, span: object = None
-) -> PrimExpr:
-    """``tir.Select(cond, a, b)`` as TVM spells it: ``select`` with the dtype of the values."""
-    return select(condition, true_value, false_value)
-
-
 def if_then_else(condition: object, true_value: object, false_value: object) -> PrimExpr:
     """Lazy choice: only the branch selected by ``condition`` is evaluated.
 

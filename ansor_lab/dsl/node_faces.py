@@ -179,17 +179,13 @@ class Cast(metaclass=_CastFace):
     _node = E.Cast
 
 
-def _bound(x: Any) -> E.PrimExpr:
-    return const(x, "int32") if isinstance(x, int) and not isinstance(x, bool) else as_expr(x)
-
-
 class _RangeFace(_NodeFace):
     def __call__(cls, begin: Any, end: Any = None, span: Any = None) -> E.Range:
         if end is None:  # Range(n): [0, n), as TVM
             begin, end = 0, begin
         if isinstance(begin, int) and isinstance(end, int):
             return E.Range(const(begin, "int32"), const(end - begin, "int32"))
-        lo, hi = _bound(begin), _bound(end)
+        lo, hi = as_expr(begin), as_expr(end)
         zero = isinstance(lo, E.IntImm) and lo.value == 0
         return E.Range(lo, hi if zero else binary(E.Sub, hi, lo, "Range"))
 
@@ -203,4 +199,4 @@ class Range(metaclass=_RangeFace):
     @staticmethod
     def from_min_extent(min_value: Any, extent: Any, span: Any = None) -> E.Range:
         """The range ``[min_value, min_value + extent)``."""
-        return E.Range(_bound(min_value), _bound(extent))
+        return E.Range(as_expr(min_value), as_expr(extent))

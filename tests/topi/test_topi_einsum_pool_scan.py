@@ -400,17 +400,36 @@ SCAN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("shape,axis", SCAN_CASES)
+# an axis over 64 is scanned by blocks (see scan.py)
+LONG_SCAN_CASES = [
+    ((65,), 0),  # B = 8 does not divide n: the last block is guarded
+    ((128,), 0),  # B = 8 divides n
+    ((100,), None),
+    ((2, 257), 1),
+    ((4, 250), None),  # axis None on a 2-D input: 1000 elements, B = 16
+    ((2, 130, 3), 1),  # a middle axis
+    ((3, 512), -1),  # B = 8 divides n
+    ((4099,), 0),  # B = 16
+]
+
+
+@pytest.mark.parametrize(
+    "shape,axis,long", [(*c, False) for c in SCAN_CASES] + [(*c, True) for c in LONG_SCAN_CASES]
+)
 @pytest.mark.parametrize("exclusive", [None, True])
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
-def test_cumsum_cumprod_match_numpy(name, shape, axis, exclusive, check_op, rand):
+def test_cumsum_cumprod_match_numpy(name, shape, axis, long, exclusive, check_op, rand):
+    """Short axes (one masked reduction) and long ones (by blocks) against numpy."""
     data = te.placeholder(shape, "float32", "data")
     out = getattr(topi, name)(data, axis, exclusive=exclusive)
-    assert out.op.tag == f"{name}_generic"
-    x = rand(shape, low=0.5, high=1.5) if name == "cumprod" else rand(shape)
-    want = _scan_ref(getattr(np, name), x, axis, "float32", exclusive)
+    assert out.op.name == out.op.tag == f"{name}_generic"
+    # long products of values near 1 neither overflow nor underflow over 4099 elements
+    low, high = (0.99, 1.01) if long else (0.5, 1.5)
+    x = rand(shape, low=low, high=high) if name == "cumprod" else rand(shape)
+    want = _scan_ref(getattr(np, name), x.astype("float64"), axis, "float64", exclusive)
     assert out.shape == want.shape == ((x.size,) if axis is None else shape)
-    check_op([data, out], [x], want, rtol=1e-5, atol=1e-5)
+    tol = dict(rtol=1e-4, atol=1e-3) if long else dict(rtol=1e-5, atol=1e-5)
+    check_op([data, out], [x], want.astype("float32"), **tol)
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
@@ -487,32 +506,6 @@ def test_cumprod_is_refused_by_the_search_but_cumsum_is_searched():
 
 
 # an axis over 64 is scanned by blocks of B (power of two, about (2n)^(1/3)) in 4 stages
-LONG_SCAN_CASES = [
-    ((65,), 0),  # B = 8 does not divide n: the last block is guarded
-    ((128,), 0),  # B = 8 divides n
-    ((100,), None),
-    ((2, 257), 1),
-    ((4, 250), None),  # axis None on a 2-D input: 1000 elements, B = 16
-    ((2, 130, 3), 1),  # a middle axis
-    ((3, 512), -1),  # B = 8 divides n
-    ((4099,), 0),  # B = 16
-]
-
-
-@pytest.mark.parametrize("shape,axis", LONG_SCAN_CASES)
-@pytest.mark.parametrize("exclusive", [None, True])
-@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
-def test_long_scans_match_numpy(name, shape, axis, exclusive, check_op, rand):
-    data = te.placeholder(shape, "float32", "data")
-    out = getattr(topi, name)(data, axis, exclusive=exclusive)
-    assert out.op.name == out.op.tag == f"{name}_generic"
-    # products of values near 1 neither overflow nor underflow over 4099 elements
-    x = rand(shape, low=0.99, high=1.01) if name == "cumprod" else rand(shape)
-    want = _scan_ref(getattr(np, name), x.astype("float64"), axis, "float64", exclusive)
-    assert out.shape == want.shape == ((x.size,) if axis is None else shape)
-    check_op([data, out], [x], want.astype("float32"), rtol=1e-4, atol=1e-3)
-
-
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 @pytest.mark.parametrize("dtype", [None, "int64", "float64"])
 def test_long_integer_scans_are_exact(name, dtype, check_op, rand):
