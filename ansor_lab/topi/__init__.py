@@ -1,13 +1,14 @@
 """The operator library on the DSL, under TVM's names (``from ansor_lab import topi``).
 
-``topi.nn`` holds the neural-network operators, ``topi.testing`` independent numpy
-references for each of them; broadcast, comparison and logical, elementwise, reduction,
-layout, slicing and indexing (take, gather, where...) operators, ``einsum`` and the
-cumulative ``cumsum`` / ``cumprod`` sit at the top level.
+``topi.nn`` holds the neural-network operators, ``topi.image`` the resizing and sampling
+ones, ``topi.testing`` independent numpy references for each of them; broadcast,
+comparison and logical, elementwise, reduction, layout, slicing and indexing (take,
+gather, where...) operators, ``einsum``, the cumulative ``cumsum`` / ``cumprod`` and
+``sort`` / ``argsort`` / ``topk`` sit at the top level.
 Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors``.
 """
 
-from . import nn, tag, testing, utils
+from . import image, nn, tag, testing, utils
 from .broadcast import (
     add,
     bitwise_and,
@@ -84,6 +85,7 @@ from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTar
 from .reduction import all, any, argmax, argmin, max, min, prod, sum
 from .scan import cumprod, cumsum
 from .slicing import flip, repeat, split, stack, strided_slice, tile
+from .sort import argsort, sort, topk
 from .transform import (
     arange,
     concatenate,
@@ -114,6 +116,7 @@ __all__ = [
     "floor_divide",
     "floor_mod",
     "identity",
+    "image",
     "log",
     "max",
     "maximum",
@@ -197,6 +200,9 @@ __all__ = [
     "einsum",
     "cumsum",
     "cumprod",
+    "sort",
+    "argsort",
+    "topk",
 ]
 
 

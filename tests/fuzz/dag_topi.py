@@ -365,6 +365,18 @@ def _scan(op):
     return build
 
 
+def _sort(op, shape, **kw):
+    """A sort along an axis; ``ties`` rounds 3x first, so equal values meet (stable order)."""
+    ties = kw.pop("ties", False)
+
+    def build():
+        x = _x(shape)
+        out = op(topi.round(topi.multiply(x, 3.0)) if ties else x, **kw)
+        return [x, *(out if isinstance(out, list) else [out])]
+
+    return build
+
+
 def _pool_nd(kind):
     def build():
         if kind == "pool1d":
@@ -382,6 +394,45 @@ def _nn_unary(op, shape, *args):
         return [x, op(x, *args)]
 
     return build
+
+
+def _resize2d(layout, size, method, mode):
+    def build():
+        x = _x((1, 3, 5, 7) if layout == "NCHW" else (1, 5, 7, 3))
+        return [x, topi.image.resize2d(x, None, size, layout, method, mode)]
+
+    return build
+
+
+def _resize_nd(op, shape, size, layout, method, mode):
+    def build():
+        x = _x(shape)
+        return [x, op(x, None, size, layout, method, mode)]
+
+    return build
+
+
+def _grid_sample(method, padding_mode):
+    def build():
+        # grid in [-1.5, 1.5): samples outside the image meet the padding mode
+        data, grid = _x((1, 2, 5, 6), "data"), _x((1, 2, 4, 7), "grid")
+        g = topi.multiply(grid, 1.5)
+        return [data, grid, topi.image.grid_sample(data, g, method, "NCHW", padding_mode)]
+
+    return build
+
+
+def _affine_grid():
+    theta = _x((2, 2, 3), "theta")
+    return [theta, topi.image.affine_grid(theta, (5, 3))]
+
+
+def _crop_and_resize():
+    # boxes in [-1, 1): much of each crop falls outside (extrapolated); box indices in
+    # [-4, 4]: clamped into the batch
+    data, boxes, ind = _x((2, 3, 7, 9), "data"), _x((3, 4), "boxes"), _index((3,))
+    out = topi.image.crop_and_resize(data, boxes, ind, (5, 4), extrapolation_value=0.5)
+    return [data, boxes, ind, out]
 
 
 CASES = {
@@ -516,6 +567,9 @@ CASES = {
     "einsum": _einsum("bij,bjk->bik", (3, 7, 13), (3, 13, 5)),
     "cumsum": _scan(topi.cumsum),
     "cumprod": _scan(topi.cumprod),
+    "sort": _sort(topi.sort, (5, 17), axis=1),
+    "argsort": _sort(topi.argsort, (13, 7), axis=0, is_ascend=False, dtype="int32", ties=True),
+    "topk": _sort(topi.topk, (3, 13, 5), k=4, axis=1, ties=True),
     "nn.pool1d": _pool_nd("pool1d"),
     "nn.pool3d": _pool_nd("pool3d"),
     "nn.pool2d": _pool("pool2d"),
@@ -545,6 +599,18 @@ CASES = {
     "nn.upsampling_bilinear": _upsampling("bilinear", True),
     "nn.depth_to_space": _nn_unary(nn.depth_to_space, (1, 12, 5, 3), 2, "NCHW", "CDR"),
     "nn.space_to_depth": _nn_unary(nn.space_to_depth, (1, 9, 6, 5), 3, "NHWC"),
+    "image.resize2d": _resize2d("NCHW", (9, 4), "linear", "half_pixel"),
+    "image.resize2d_nearest": _resize2d("NHWC", (3, 11), "nearest_neighbor", "asymmetric"),
+    "image.crop_and_resize": _crop_and_resize,
+    "image.resize1d": _resize_nd(
+        topi.image.resize1d, (2, 3, 7), (11,), "NCW", "cubic", "align_corners"
+    ),
+    "image.resize3d": _resize_nd(
+        topi.image.resize3d, (1, 2, 3, 5, 4), (2, 7, 3), "NCDHW", "linear", "pytorch_half_pixel"
+    ),
+    "image.grid_sample": _grid_sample("bilinear", "zeros"),
+    "image.grid_sample_nearest": _grid_sample("nearest", "reflection"),
+    "image.affine_grid": _affine_grid,
 }
 
 #: operators the auto-scheduler refuses, with the start of its error (tuple reductions)
@@ -554,7 +620,7 @@ NOT_SEARCHED = {
 }
 
 #: public names that are helpers, not operators
-NOT_OPERATORS = {"nn", "tag", "testing", "utils", "get_pad_tuple"}
+NOT_OPERATORS = {"image", "nn", "tag", "testing", "utils", "get_pad_tuple"}
 
 
 def topi_cases() -> list[DagCase]:

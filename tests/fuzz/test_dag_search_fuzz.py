@@ -51,6 +51,7 @@ def test_random_dag_tune_quick(seed, tmp_path):
 def test_every_topi_operator_has_a_case():
     ops = {n for n in topi.__all__ if n not in NOT_OPERATORS}
     ops |= {f"nn.{n}" for n in topi.nn.__all__ if n not in NOT_OPERATORS}
+    ops |= {f"image.{n}" for n in topi.image.__all__}
     assert ops <= set(CASES), f"topi operators without a fuzz case: {sorted(ops - set(CASES))}"
 
 

@@ -9,7 +9,8 @@ from ansor_lab.errors import MissingOperatorError, OutOfScopeError
 
 
 @pytest.mark.parametrize(
-    "module,name", [(topi.nn, "deformable_conv2d_nchw"), (topi.nn, "sparse_dense"), (topi, "image")]
+    "module,name",
+    [(topi.nn, "deformable_conv2d_nchw"), (topi.nn, "sparse_dense"), (topi, "sparse")],
 )
 def test_a_missing_operator_says_what_to_write_and_what_exists(module, name):
     with pytest.raises(MissingOperatorError) as err:

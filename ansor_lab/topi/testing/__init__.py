@@ -37,9 +37,18 @@ from .resample import (
     space_to_depth_python,
     upsampling_python,
 )
+from .resize import (
+    affine_grid_python,
+    crop_and_resize_python,
+    grid_sample_python,
+    resize1d_python,
+    resize2d_python,
+    resize3d_python,
+)
 
 __all__ = [
     "adaptive_pool",
+    "affine_grid_python",
     "batch_matmul",
     "batch_norm",
     "conv1d_ncw_python",
@@ -47,11 +56,13 @@ __all__ = [
     "conv2d_nhwc_python",
     "conv2d_transpose_nchw_python",
     "conv3d_ncdhw_python",
+    "crop_and_resize_python",
     "dense",
     "depth_to_space_python",
     "depthwise_conv2d_python_nchw",
     "dilate_python",
     "gelu_python",
+    "grid_sample_python",
     "group_conv1d_ncw_python",
     "group_conv2d_nchw_python",
     "group_norm_python",
@@ -64,6 +75,9 @@ __all__ = [
     "matmul",
     "pool2d_python",
     "relu_python",
+    "resize1d_python",
+    "resize2d_python",
+    "resize3d_python",
     "rms_norm_python",
     "sigmoid_python",
     "softmax_python",
