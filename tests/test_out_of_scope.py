@@ -69,14 +69,22 @@ def test_merge_and_store_predicate_explain():
 
 
 def test_topi_per_target_schedules_explain():
-    """TVM's introduction to TOPI: ``topi.cuda.schedule_reduce(g)`` under a CUDA target."""
+    """``topi.cuda`` / ``x86`` / ``generic`` hold TVM's classic schedules (the introduction
+    to TOPI's ``topi.cuda.schedule_reduce(g)``: tests/topi/test_topi_per_target.py); a
+    name they lack, and every name of the other per-target namespaces, says what to write."""
     from ansor_lab import topi
 
-    for ns, attr in [("cuda", "schedule_reduce"), ("x86", "schedule_dense"),
-                     ("generic", "schedule_injective"), ("cuda", "conv2d_nchw")]:  # fmt: skip
+    assert callable(topi.cuda.schedule_reduce) and callable(topi.generic.schedule_injective)
+    assert callable(topi.x86.schedule_dense_nopack) and callable(topi.cuda.conv2d_nchw)
+    for ns, attr in [("cuda", "schedule_conv2d_nchw_winograd"), ("x86", "schedule_dense"),
+                     ("generic", "schedule_lrn"), ("arm_cpu", "schedule_injective"),
+                     ("rocm", "schedule_reduce")]:  # fmt: skip
         with pytest.raises(OutOfScopeError, match=rf"topi\.{ns}\.{attr}: .*te.create_schedule"):
             getattr(getattr(topi, ns), attr)
+    with pytest.raises(AttributeError):  # the provided ones: hasattr stays False
+        topi.x86.schedule_dense  # noqa: B018 - the access itself must raise
     assert not hasattr(topi.cuda, "__wrapped__")  # dunder probes stay ordinary
+    assert not hasattr(topi.mali, "__wrapped__")
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         topi.no_such_name  # noqa: B018 - the access itself must raise
 

@@ -7,7 +7,8 @@ what to write instead for:
 - more threads per block than ``target.max_threads_per_block`` (the product of the
   threadIdx launch extents);
 - more static shared memory per block than ``target.max_shared_memory_per_block``;
-- a shared buffer allocated outside every kernel (it would belong to no block);
+- a shared buffer allocated outside every kernel (it would belong to no block; at the
+  root of a kernel without blockIdx loops, launched as one block, it is that block's);
 - a thread axis bound twice on one path (two nested loops of one stage bound to the
   same tag; a stage computed inside another stage's thread loop may bind its own loop to
   the same tag: that is cooperative fetching, the loop variable *is* the thread index);
@@ -89,7 +90,13 @@ def _check_shared_outside(func: N.PrimFunc) -> None:
     def visit(s: N.Stmt, in_kernel: bool) -> None:
         if isinstance(s, N.For) and s.kind == "thread_binding":
             return  # inside a kernel from here on
-        if isinstance(s, N.Allocate) and s.buffer.scope.startswith("shared"):
+        if (
+            isinstance(s, N.Allocate)
+            and s.buffer.scope.startswith("shared")
+            # a kernel with no blockIdx loop (a reduction to a scalar over threadIdx) is
+            # launched as one block: the buffer allocated at its root is that block's
+            and any(_is_block_loop(x) for x in walk_stmts(s.body))
+        ):
             raise GPUScheduleError(
                 f"shared buffer {s.buffer.name!r} is allocated outside every kernel: shared "
                 "memory belongs to one thread block. compute_at its stage under the loops "
@@ -104,6 +111,10 @@ def _check_shared_outside(func: N.PrimFunc) -> None:
                 visit(child, in_kernel)
 
     visit(func.body, False)
+
+
+def _is_block_loop(s: N.Stmt) -> bool:
+    return isinstance(s, N.For) and s.kind == "thread_binding" and gpu.is_block_tag(s.thread_tag)
 
 
 def _check_paths(body: N.Stmt, where: str) -> None:

@@ -4,9 +4,14 @@
 ones, ``topi.testing`` independent numpy references for each of them; broadcast,
 comparison and logical, elementwise, reduction, layout, slicing and indexing (take,
 gather, where...) operators, ``einsum``, the cumulative ``cumsum`` / ``cumprod`` and
-``sort`` / ``argsort`` / ``topk`` sit at the top level.
-Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors``.
+``sort`` / ``argsort`` / ``topk`` sit at the top level. ``topi.generic``, ``topi.x86`` and
+``topi.cuda`` hold TVM's classic per-target schedules (``topi.schedules``); TVM's other
+per-target namespaces (``topi.arm_cpu``...) explain that they are not provided.
+Imports only ``ansor_lab.dsl`` and ``ansor_lab.errors`` at import time; the schedules
+import the TE schedule and the current target when they run (``topi.schedules.common``).
 """
+
+import sys as _sys
 
 from . import image, nn, tag, testing, utils
 from .broadcast import (
@@ -84,6 +89,7 @@ from .missing import missing_operator
 from .per_target import NAMESPACES as _PER_TARGET, PerTargetNamespace as _PerTargetNamespace
 from .reduction import all, any, argmax, argmin, max, min, prod, sum
 from .scan import cumprod, cumsum
+from .schedules import cuda, generic, x86
 from .slicing import flip, repeat, split, stack, strided_slice, tile
 from .sort import argsort, sort, topk
 from .transform import (
@@ -203,11 +209,18 @@ __all__ = [
     "sort",
     "argsort",
     "topk",
+    "cuda",
+    "generic",
+    "x86",
 ]
+
+# `import tvm.topi.cuda` / `from tvm.topi.cuda import schedule_reduce` after the swap
+for _ns in (cuda, generic, x86):
+    _sys.modules.setdefault(f"{__name__}.{_ns.__name__.rsplit('.', 1)[-1]}", _ns)
 
 
 def __getattr__(name: str):
-    # topi.cuda.schedule_reduce, topi.x86..., topi.generic...: not provided, say what to write
+    # topi.arm_cpu..., topi.rocm...: not provided, say what to write
     if name in _PER_TARGET:
         return _PerTargetNamespace(name)
     raise missing_operator(__name__, name, __all__)

@@ -1,30 +1,48 @@
-"""TOPI's per-target schedule namespaces (``topi.cuda``, ``topi.x86``, ``topi.generic``...),
-which ansor_lab does not provide: reaching one names what to write instead.
+"""TOPI's per-target schedule namespaces: the ones ansor_lab provides and the others.
 
-TVM's introduction to TOPI calls ``topi.cuda.schedule_reduce(g)`` under
-``with tvm.target.cuda():``. Here a schedule is written with ``te.create_schedule`` and its
-primitives, or found by the auto-scheduler; the operators themselves are in ``topi`` and
-``topi.nn``.
+``topi.generic``, ``topi.x86`` and ``topi.cuda`` hold TVM's classic hand-written schedules
+(``topi.cuda.schedule_reduce(g)`` under ``with tvm.target.cuda():``, as TVM's introduction
+to TOPI calls it; see ``topi.schedules``); a name they lack raises MissingOperatorError
+saying what to write instead. The other namespaces (``topi.arm_cpu``, ``topi.rocm``...)
+are not provided: any attribute raises OutOfScopeError with the same advice. Here a
+schedule is written with ``te.create_schedule`` and its primitives, or found by the
+auto-scheduler; the operators themselves are in ``topi`` and ``topi.nn``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import OutOfScopeError
+from ..errors import MissingOperatorError, OutOfScopeError
 
-#: TVM's per-target TOPI namespaces
-NAMESPACES = ("cuda", "x86", "generic", "arm_cpu", "rocm", "mali", "intel_graphics", "hls",
-              "adreno", "bifrost", "vision", "hexagon")  # fmt: skip
+#: TVM's per-target TOPI namespaces ansor_lab does not provide
+NAMESPACES = ("arm_cpu", "rocm", "mali", "intel_graphics", "hls", "adreno", "bifrost",
+              "vision", "hexagon")  # fmt: skip
+#: the ones it provides (``topi.schedules``)
+PROVIDED = ("cuda", "x86", "generic")
 
-_ADVICE = (
-    "TOPI's hand-written per-target schedules and compute variants are not part of "
-    "ansor_lab: take the operator from topi / topi.nn (topi.sum, topi.nn.softmax, "
+_WHAT_TO_DO = (
+    "take the operator from topi / topi.nn (topi.sum, topi.nn.softmax, "
     "topi.nn.conv2d_nchw) and schedule it yourself (s = te.create_schedule(out.op); "
     "s[out].split / bind / parallel / vectorize), or let the auto-scheduler find a schedule "
     "(auto_scheduler.SearchTask(func=..., args=..., target=...).tune(...); without a GPU, "
     "runner=auto_scheduler.EmulatedRunner())"
 )
+_ADVICE = (
+    "TOPI's hand-written per-target schedules and compute variants are not part of "
+    f"ansor_lab: {_WHAT_TO_DO}"
+)
+
+
+def missing_per_target(namespace: str, attr: str, provided: list[str]) -> AttributeError:
+    """The error for a name ``topi.<namespace>`` (cuda, x86, generic) lacks: the advice and
+    what the namespace does provide; dunder probes get a plain AttributeError."""
+    if attr.startswith("__") and attr.endswith("__"):
+        return AttributeError(f"module 'topi.{namespace}' has no attribute {attr!r}")
+    return MissingOperatorError(
+        f"topi.{namespace}.{attr}: not provided by ansor_lab, whose topi.{namespace} holds "
+        f"only TVM's classic schedules ({', '.join(sorted(provided))}); {_WHAT_TO_DO}"
+    )
 
 
 class PerTargetNamespace:

@@ -620,7 +620,17 @@ NOT_SEARCHED = {
 }
 
 #: public names that are helpers, not operators
-NOT_OPERATORS = {"image", "nn", "tag", "testing", "utils", "get_pad_tuple"}
+NOT_OPERATORS = {
+    "image",
+    "nn",
+    "tag",
+    "testing",
+    "utils",
+    "get_pad_tuple",
+    "cuda",
+    "generic",
+    "x86",
+}
 
 
 def topi_cases() -> list[DagCase]:

@@ -1,8 +1,17 @@
 """Independent numpy references of the topi operators (TVM's ``topi.testing`` names).
 
-Written directly in numpy, never through the DSL, so they can judge it.
+Written directly in numpy, never through the DSL, so they can judge it. Also TVM's
+schedule-dispatch helpers (``get_injective_schedule(target)``...) its topi tests call.
 """
 
+from ..schedules.dispatch import (
+    dispatch,
+    get_broadcast_schedule,
+    get_conv2d_nchw_implement,
+    get_elemwise_schedule,
+    get_injective_schedule,
+    get_reduce_schedule,
+)
 from .conv2d import (
     conv2d_nchw_python,
     conv2d_nhwc_python,
@@ -58,6 +67,12 @@ __all__ = [
     "conv3d_ncdhw_python",
     "crop_and_resize_python",
     "dense",
+    "dispatch",
+    "get_broadcast_schedule",
+    "get_conv2d_nchw_implement",
+    "get_elemwise_schedule",
+    "get_injective_schedule",
+    "get_reduce_schedule",
     "depth_to_space_python",
     "depthwise_conv2d_python_nchw",
     "dilate_python",
