@@ -347,8 +347,11 @@ def generate_sketches(
     dropped = Counter() if dropped is None else dropped
     sketches: list[Sketch] = []
     seen: set = set()
-    pending = [[]]  # prefixes of (block, rule, alt name) choices
-    while pending:
+    level: list = [[]]  # prefixes of (block, rule, alt name) choices, one more stage each level
+    pending: list = []
+    while level or pending:
+        if not pending:  # the next stage's prefixes, thinned where the combinations explode
+            pending, level = _thinned(level, MAX_PREFIXES), []
         prefix = pending.pop(0)
         sch = make_schedule()
         try:
@@ -376,7 +379,7 @@ def generate_sketches(
                 break
             done.add(st.name)
         if nxt:
-            pending.extend(prefix + [opt] for opt in nxt)
+            level.extend(prefix + [opt] for opt in nxt)
             continue
         key = tuple((b, r, a) for b, r, a, _ in prefix)
         if key in seen:
@@ -392,6 +395,23 @@ def generate_sketches(
     if not sketches:
         sketches.append(_default_sketch(make_schedule, annotate, dropped))
     return sketches
+
+
+#: Most prefixes one level of sketch generation extends. The combinations multiply per
+#: stage with a choice (a row reduction has three: rfactor into lanes two ways, or not):
+#: a topk by six selection rounds, twelve such stages, gave 732 sketches in 299 s, eight
+#: rounds would take hours. Past this many, an evenly spaced subset goes on (every
+#: earlier choice stays represented); no DAG the fuzzers or the benches build reaches it.
+MAX_PREFIXES = 32
+
+
+def _thinned(prefixes: list, most: int) -> list:
+    """``prefixes`` if there are at most ``most``, else ``most`` of them evenly spaced
+    (first and last kept): deterministic, so a log's sketch indices replay."""
+    if len(prefixes) <= most:
+        return prefixes
+    step = (len(prefixes) - 1) / (most - 1)
+    return [prefixes[round(i * step)] for i in range(most)]
 
 
 def _default_sketch(make_schedule, annotate, dropped: Counter) -> Sketch:

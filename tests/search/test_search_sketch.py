@@ -541,3 +541,33 @@ def test_policy_exposes_the_rules_under_tvm_names():
         "column_reduction",
         "window_reduction",
     ]
+
+
+def test_thinned_keeps_an_evenly_spaced_deterministic_subset():
+    items = list(range(100))
+    assert S._thinned(items, 200) is items  # few enough: untouched
+    kept = S._thinned(items, 5)
+    assert kept == [0, 25, 50, 74, 99]  # first and last kept, evenly spaced (rounded)
+    assert S._thinned(items, 5) == kept
+
+
+def test_sketch_combinations_that_explode_are_thinned_per_stage():
+    # five chained row sums, each with three sketch choices (rfactor into lanes two
+    # ways, or plain): 3^5 = 243 combinations, enumerated in full before the cap
+    x = te.placeholder((4, 256), name="x")
+    y = x
+    for _ in range(5):
+        y = topi.add(x, topi.sum(y, axis=1, keepdims=True))
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([x, y]), target="llvm -num-cores=1"
+    )
+    sketches = S.generate_sketches(task.make_schedule)
+    keys = [s.steps for s in sketches]
+    assert S.MAX_PREFIXES // 2 < len(keys) <= S.MAX_PREFIXES + 1
+    assert len(set(keys)) == len(keys)
+    # every row sum still meets each of its three choices among the sketches kept
+    sums = {b for key in keys for b, _, _ in key if "sum" in b}
+    assert len(sums) == 5
+    for stage in sums:
+        assert len({a for key in keys for b, _, a in key if b == stage}) == 3
+    assert keys == [s.steps for s in S.generate_sketches(task.make_schedule)]  # replays

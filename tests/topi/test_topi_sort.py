@@ -9,6 +9,7 @@ stable index order is checked.
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import numpy as np
@@ -17,6 +18,7 @@ from workloads import FAST_PARAMS, fast_options
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, topi
+from ansor_lab.dsl.reference import evaluate
 from ansor_lab.errors import DSLError, OutOfScopeError
 
 
@@ -188,3 +190,108 @@ def test_bad_arguments_say_what_to_write():
         topi.sort(data, is_ascend="yes")
     with pytest.raises(DSLError, match=r"topi\.sort: data must be a te\.Tensor"):
         topi.sort(np.ones((3, 5)))
+
+
+# -- topk by selection rounds (small k): the same order as the ranks, bit for bit -----
+
+SORT = importlib.import_module("ansor_lab.topi.sort")  # the module (topi.sort is the op)
+
+
+def _special(rng, shape, dtype):
+    """Ties everywhere, and for floats NaN, +-inf and -0.0 among them."""
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(dtype)
+    x = _ties(rng, shape, dtype)
+    if dtype.startswith("float"):
+        u = rng.random(shape)
+        for low, value in ((0.0, np.nan), (0.12, np.inf), (0.2, -np.inf), (0.28, -0.0)):
+            x[(u >= low) & (u < low + 0.08)] = value
+    return x
+
+
+def _topk_by(path, monkeypatch, x, k, axis, ascend, dtype):
+    """topk's [values, indices] with the rounds (``path`` "rounds") or the ranks, built
+    and by the reference evaluator: [built, evaluated]."""
+    with monkeypatch.context() as m:
+        m.setattr(SORT, "_use_rounds", lambda k, n: path == "rounds")
+        data = te.placeholder(x.shape, str(x.dtype), "data")
+        outs = topi.topk(data, k, axis=axis, is_ascend=ascend, dtype=dtype)
+    assert ("topk_round0_index" if path == "rounds" else "topk_rank") in _stage_names(*outs)
+    f = tvm.build(te.create_schedule([o.op for o in outs]), [data, *outs], "llvm")
+    got = [np.full(o.shape, 7, o.dtype) for o in outs]
+    f(x, *got)
+    evaluated = evaluate(outs, {data: x})
+    return got, [evaluated[o] for o in outs]
+
+
+@pytest.mark.parametrize(
+    "dtype,shape,axis,k",
+    [
+        ("float32", (40,), 0, 3),
+        ("float32", (6, 23), 1, 5),
+        ("float32", (5, 17, 3), 1, 2),
+        ("float64", (4, 3, 19), -1, 1),
+        ("float32", (9, 4), 0, 9),  # the whole axis: every NaN round and the last pick
+        ("int32", (7, 15), 1, 4),
+        ("int8", (15, 6), 0, 3),
+        ("bool", (6, 12), 1, 5),
+    ],
+)
+def test_topk_rounds_equal_the_ranks_bit_for_bit(dtype, shape, axis, k, monkeypatch):
+    x = _special(np.random.default_rng(sum(shape) + k), shape, dtype)
+    index_dtype = "int32" if dtype.startswith("int") else "int64"  # int32: no cast stage
+    for ascend in (False, True):
+        want = topk_ref(x.astype("int8") if dtype == "bool" else x, k, axis, ascend, index_dtype)
+        want_values = np.take_along_axis(x, want[1], axis)
+        for path in ("rounds", "ranks"):
+            for values, indices in _topk_by(path, monkeypatch, x, k, axis, ascend, index_dtype):
+                assert indices.dtype == index_dtype
+                np.testing.assert_array_equal(indices, want[1], err_msg=path)
+                # read, never computed: the bits of -0.0 and NaN too
+                assert values.dtype == x.dtype and values.tobytes() == want_values.tobytes()
+
+
+def _stage_names(*outs):
+    return {op.name for op in auto_scheduler.ComputeDAG(list(outs)).compute_ops}
+
+
+def test_topk_takes_rounds_for_a_small_k_on_a_long_axis():
+    data = te.placeholder((4, 40), "float32", "data")
+    values, indices = topi.topk(data, 2)
+    assert (values.name, values.dtype, indices.name, indices.dtype) == (
+        "topk_values",
+        "float32",
+        "topk_indices",
+        "int64",
+    )
+    stages = _stage_names(values, indices)
+    assert {"topk_round0_max", "topk_round0_index", "topk_round1_index"} <= stages
+    assert not any("rank" in s for s in stages)
+    ascending = topi.topk(data, 1, ret_type="indices", is_ascend=True, dtype="int32")
+    assert ascending.name == "topk_indices" and ascending.dtype == "int32"
+    assert "topk_round0_min" in _stage_names(ascending)
+    for k, n in ((SORT._ROUNDS_MAX_K + 1, 400), (2, 7), (0, 40)):  # the ranks
+        data = te.placeholder((3, n), "float32", "data")
+        out = topi.topk(data, k, ret_type="values")
+        assert "topk_rank" in _stage_names(out)
+
+
+def test_topk_rounds_tune_and_equal_numpy(tmp_path):
+    data = te.placeholder((3, 12), "float32", "data")
+    values, indices = topi.topk(data, 2)
+    task = auto_scheduler.SearchTask(
+        compute_dag=auto_scheduler.ComputeDAG([data, values, indices]),
+        target="llvm -num-cores=1",
+    )
+    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
+    log = str(tmp_path / "topk_rounds.json")
+    result = task.tune(fast_options(log, 4, 4), search_policy=policy)
+    assert result.stats.trials == 4 and result.stats.errors == 0
+    sch, args = task.apply_best(log)
+    f = tvm.build(sch, args, "llvm")
+    x = _special(np.random.default_rng(4), (3, 12), "float32")
+    got = [np.full((3, 2), 7, "float32"), np.full((3, 2), -1, "int64")]
+    f(x, *got)
+    want = topk_ref(x, 2, 1, False, "int64")
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[0].tobytes() == want[0].tobytes()
