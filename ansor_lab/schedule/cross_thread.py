@@ -111,8 +111,12 @@ def emit_cross_thread(lw, stage: Stage) -> N.Stmt:
     )
     if body.condition is not None:
         acc = N.IfThenElse(lw.translate(body.condition, values), acc)
-    if reduce_guards:
-        acc = N.IfThenElse(_and(reduce_guards), acc)
+    # a thread past the end of a split that does not divide (a spatial guard) still takes
+    # part in the shared-memory tree, so it must add only the identity: its reads, of an
+    # attached producer's region included, would lie outside the data (TVM passes every
+    # bound check as tvm_thread_allreduce's condition)
+    if reduce_guards or spatial_guards:
+        acc = N.IfThenElse(_and(spatial_guards + reduce_guards), acc)
     for lp in reversed(leaves[first_reduce:]):
         if lp in red_threads:
             continue

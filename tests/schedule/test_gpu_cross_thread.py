@@ -186,3 +186,31 @@ def test_cross_thread_reduction_on_fewer_threads_than_launched():
     b = np.zeros_like(a)
     run_gpu(f, [a, b])
     np.testing.assert_allclose(b, a - a.sum(1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(53, 37), (40, 3)])
+def test_guarded_threads_of_a_cross_thread_reduction_read_nothing(shape):
+    # TVM's topi.cuda reduce recipe on a column sum: 32 outputs of a block on threadIdx.y
+    # (37 or 3 outputs: the last block's extra threads fail the split's guard). They
+    # still run the shared-memory tree, so they must add the identity, not read the rf
+    # buffer at a row past its region (the emulator faults on an out-of-bounds read)
+    A = te.placeholder(shape, name="A")
+    k = te.reduce_axis((0, shape[0]), name="k")
+    B = te.compute((1, shape[1]), lambda i, j: te.sum(A[k, j], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    tx = te.thread_axis((0, 32), "threadIdx.x")
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=32)
+    rf = s.rfactor(B, ki)
+    s[B].bind(s[B].op.reduce_axis[0], tx)
+    s[rf].compute_at(s[B], s[B].op.reduce_axis[0])
+    bx, ty = s[B].split(s[B].fuse(*s[B].op.axis), factor=32)
+    s[B].bind(ty, te.thread_axis((0, 32), "threadIdx.y"))
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].set_store_predicate(tx.var.equal(0))
+    text = str(tvm.lower(s, [A, B])["main"])
+    guard = f"i_j_fused_0 * 32 + i_j_fused_1 < {shape[1]}"
+    assert text.count(guard) == 2  # around the partial sum and around the store
+    a = np.random.default_rng(7).random(shape, "float32")
+    b = np.full((1, shape[1]), 7.0, "float32")
+    tvm.build(s, [A, B], "cuda").emulate(a, b)
+    np.testing.assert_allclose(b, a.sum(0, keepdims=True), rtol=1e-5)

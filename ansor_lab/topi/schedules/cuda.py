@@ -9,9 +9,9 @@ and runs on the GPU or on the GPU emulator (``tvm.build(s, args, "cuda").emulate
 - ``schedule_reduce``: TVM's recipe: the injective producers inlined, the reduction axes
   fused, split by the thread count and rfactored into a cross-thread reduction on
   threadIdx.x, over all the target's threads for a reduction to a scalar; a row
-  reduction puts up to 32 output elements of a block on threadIdx.y (TVM: 32, the last
-  block guarded by a store predicate; here the most up to 32 that divide the output
-  size, so no guard is needed). argmax / argmin, two
+  reduction puts 32 output elements of a block on threadIdx.y, the last block's extra
+  threads guarded (they join the shared-memory tree with the identity and store
+  nothing), as TVM's. argmax / argmin, two
   plain reductions here (a tuple reduction in TVM), get the same recipe each.
 - ``schedule_softmax``: TVM's GPU recipe for 2-D softmax, both the max and the sum as
   cross-thread reductions of a block per row (TVM's CUDA one uses warp shuffles); other
@@ -31,7 +31,6 @@ from ..per_target import missing_per_target
 from ..tag import COMM_REDUCE, COMM_REDUCE_IDX, is_broadcast, is_injective
 from .common import (
     as_list,
-    const_size,
     create_schedule,
     fuse_all,
     is_compute,
@@ -84,20 +83,11 @@ def _schedule_reduce_stage(sch: Any, out: Any) -> None:
     sch[out].bind(tx, thread_x)
     sch[rf].compute_at(sch[out], tx)
     if not all_reduce:
-        # TVM puts 32 outputs on threadIdx.y and guards the last block with a store
-        # predicate; here as many as divide the output size (up to 32), so that no
-        # thread of the last block works on a row past the end
-        size = const_size(out.shape)
-        rows = num_thread if size is None else _largest_divisor(size, num_thread)
         fused_outer = fuse_all(sch[out], sch[out].op.axis)
-        bx, outer_in = sch[out].split(fused_outer, factor=rows)
-        sch[out].bind(outer_in, thread_axis((0, rows), "threadIdx.y"))
+        bx, outer_in = sch[out].split(fused_outer, factor=num_thread)
+        sch[out].bind(outer_in, thread_axis((0, num_thread), "threadIdx.y"))
         sch[out].bind(bx, thread_axis("blockIdx.x"))
     sch[out].set_store_predicate(thread_x.var.equal(0))
-
-
-def _largest_divisor(n: int, cap: int) -> int:
-    return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
 
 
 def _reduce_traversal(s: Any, outs: list, what: str) -> None:
