@@ -26,6 +26,7 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
 from .attachment import Merged
+from .inlined_reads import inlined_body
 from .loop_kinds import REDUCE, SPATIAL, ThreadBinding
 from .regions import (
     covered_lengths,
@@ -42,7 +43,6 @@ from .state import (
     Stage,
     State,
     derive_extents,
-    inlined_body,
     pass_up,
 )
 
@@ -87,7 +87,6 @@ class BoundInference:
         self.stages = [s for s in state.stages.values() if s.is_compute]
         self.by_name = {s.name: s for s in self.stages}
         self.info: dict[str, StageInfo] = {}
-        self.bodies: dict[str, E.PrimExpr] = {}
         self._reads: dict[str, dict] = {}
 
     # -- naming ---------------------------------------------------------------------
@@ -101,7 +100,7 @@ class BoundInference:
 
     # -- step 1: inlining -----------------------------------------------------------
     def body(self, stage: Stage) -> E.PrimExpr:
-        return inlined_body(self.state, stage, self.bodies)
+        return inlined_body(self.state, stage)
 
     def reads(self, stage: Stage, producer: Stage) -> list[tuple]:
         """Index tuples with which ``stage`` (after inlining) reads ``producer``."""

@@ -29,8 +29,9 @@ fetch and the ``pragma_auto_unroll_max_step`` of each stage with a reduction.
 
 from __future__ import annotations
 
+from ..schedule.inlined_reads import effective_consumers
 from ..schedule.loop_kinds import ThreadBinding
-from ..schedule.state import Stage, State, derive_extents, effective_consumers
+from ..schedule.state import Stage, State, derive_extents
 from ..schedule.tir_schedule import Schedule
 from .sketch import SketchRule, fusible_consumer, is_injective, needs_multi_level_tiling
 

@@ -37,12 +37,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..schedule.state import (
-    Stage,
-    State,
-    derive_extents,
-    effective_consumers,
-)
+from ..schedule.inlined_reads import effective_consumers
+from ..schedule.state import Stage, State, derive_extents
 from ..schedule.tir_schedule import Schedule
 from .sketch_reduction import (
     column_reduction,
@@ -347,15 +343,19 @@ def generate_sketches(
     dropped = Counter() if dropped is None else dropped
     sketches: list[Sketch] = []
     seen: set = set()
-    level: list = [[]]  # prefixes of (block, rule, alt name) choices, one more stage each level
+    # prefixes of (block, rule, alt name, fn) choices, one more stage each level, each with
+    # the schedule its prefix but the last choice left (shared by siblings, copied before
+    # use): a prefix costs one rule application, not a replay of the whole prefix
+    level: list = [([], None)]
     pending: list = []
     while level or pending:
         if not pending:  # the next stage's prefixes, thinned where the combinations explode
             pending, level = _thinned(level, MAX_PREFIXES), []
-        prefix = pending.pop(0)
-        sch = make_schedule()
+        prefix, parent = pending.pop(0)
+        sch = make_schedule() if parent is None else parent.copy()
         try:
-            for block, _, _, fn in prefix:
+            if prefix:
+                block, _, _, fn = prefix[-1]
                 fn(sch, block)
         except Exception as e:  # noqa: BLE001 - counted by class: a bug shows, never ends it
             dropped[f"sketch: {type(e).__name__}"] += 1
@@ -379,7 +379,7 @@ def generate_sketches(
                 break
             done.add(st.name)
         if nxt:
-            level.extend(prefix + [opt] for opt in nxt)
+            level.extend((prefix + [opt], sch) for opt in nxt)
             continue
         key = tuple((b, r, a) for b, r, a, _ in prefix)
         if key in seen:

@@ -36,7 +36,8 @@ from ..codegen.horizontal_reduce import HORIZONTAL, REASSOCIATE, RECIPROCAL
 from ..dsl import dtypes, expr as E
 from ..errors import ScheduleError
 from ..ir.linear import linear_form
-from ..schedule.state import Stage, State, derive_extents, effective_reads
+from ..schedule.inlined_reads import effective_reads
+from ..schedule.state import Stage, State, derive_extents
 from ..schedule.tir_schedule import Schedule
 
 #: Partial results the search chooses from: 1, 2, 4 or 8 AVX2 registers of fp32

@@ -10,7 +10,8 @@ from ..dsl import expr as E
 from ..dsl.dag import EXPENSIVE_CALLS
 from ..dsl.dtypes import itemsize
 from ..ir.simplify import linear_form
-from ..schedule.state import Stage, State, effective_consumers, effective_reads
+from ..schedule.inlined_reads import effective_consumers, effective_reads
+from ..schedule.state import Stage, State
 
 #: Smallest row (in bytes) of a tensor worth packing: from 1 KiB on, the rows of a tile
 #: fall into few L1 sets (4 KiB apart in an 8-way 32 KiB L1) and pages; a short-row

@@ -20,7 +20,8 @@ from workloads import (
 
 import ansor_lab as tvm
 from ansor_lab import auto_scheduler, te, topi
-from ansor_lab.schedule.state import After, At, effective_reads
+from ansor_lab.schedule.inlined_reads import effective_reads
+from ansor_lab.schedule.state import After, At
 from ansor_lab.search import sketch as S
 
 

@@ -6,11 +6,11 @@ only changed loops, ``revalidate_regions``); a failure becomes the step's Schedu
 
 from __future__ import annotations
 
-from ...dsl import expr as E
 from ...errors import LoweringError
 from ..bounds import ReaderOutsideError, infer_regions
+from ..inlined_reads import read_ops
 from ..loop_kinds import PARALLEL
-from ..state import Inline, Iter, Nested, Root, State, inlined_body
+from ..state import Inline, Iter, Nested, Root, State
 from .common import set_extents, step_error
 
 
@@ -72,7 +72,6 @@ def check_order(state: State, prim: str, block: str) -> None:
     # (isinstance rather than the Stage properties: this runs over stage pairs every step)
     live = [s for s in state.compute_stages() if not isinstance(s.attach, Inline)]
     roots = [s for s in live if isinstance(s.attach, Root)]
-    memo: dict = {}
     for reader in live:
         top = state.attach_chain(reader.name)[-1]
         late = [
@@ -80,11 +79,7 @@ def check_order(state: State, prim: str, block: str) -> None:
         ]
         if not late:
             continue
-        read = {
-            n.tensor.op.name
-            for n in E.post_order(inlined_body(state, reader, memo))
-            if isinstance(n, E.TensorLoad)
-        }
+        read = read_ops(state, reader)
         for p in late:
             if p.op.name in read:
                 where = "" if top is reader else f" (it runs inside the loops of {top.name!r})"

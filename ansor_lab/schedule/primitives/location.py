@@ -4,6 +4,7 @@ reverse_compute_inline, with the checks that decide whether a block may go there
 from __future__ import annotations
 
 from ...dsl import expr as E
+from ..inlined_reads import effective_consumers, effective_reads
 from ..loop_kinds import REDUCE
 from ..state import (
     INLINE,
@@ -15,8 +16,6 @@ from ..state import (
     Split,
     Stage,
     State,
-    effective_consumers,
-    effective_reads,
 )
 from .checks import validate
 from .common import compute_stage, leaf, set_extents, step_error
