@@ -32,7 +32,7 @@ The work is n^2 comparisons per row (the rank) plus n k for the index (k = n but
 hundreds) a few thousand. The auto-scheduler tunes the three stages as any reduction
 and gather. Bool data is compared as 0 < 1.
 
-``topk`` with a small k on a longer axis (k <= 2 and n >= 4 k, ``_use_rounds``) takes
+``topk`` with a small k on a longer axis (k <= 8 and n >= 4 k, ``_use_rounds``) takes
 its positions in k selection rounds instead, 2 n comparisons each: round t picks the
 element that sorts first among those after round t - 1's pick (v, p) (all of the row
 for round 0), an element x[j] being after it when ``before(v, x[j])``, or neither is
@@ -48,10 +48,12 @@ more. The order is the ranks', so the results are the same bit for bit (tested):
 positions stage (``topk_index``, or ``topk_indices`` in int32) holds the k picks, and
 the values are read there. An after-set is never
 empty (t < k <= n), so the reductions' neutral values never reach a pick. On a 2-core
-x86 CPU, default schedules, 64 float32 rows of 1000: 0.03 ms for k = 1, 0.23 ms for
-k = 2, 1.1 ms for k = 5, against 31-35 ms for the ranks; rounds win from n = 4 k on
-(k = 1 to 4). Each round adds two stages whose sketch choices the search multiplies
-(12 sketches for k = 1, 84 for k = 2, 732 for k = 3 on a row of 300), hence k <= 2.
+x86 CPU, default schedules, 64 float32 rows of 1000: 0.04 ms for k = 1, 0.18 ms for
+k = 2, 0.61 ms for k = 5, 1.1 ms for k = 8, against 31-35 ms for the ranks; rounds win
+from n = 4 k on (k = 1 to 4). Tuned (64 trials, one thread), k = 5 runs in 0.28 ms
+(torch.topk 0.19 ms), the ranks in 26 ms. Each round adds two searched stages: sketch
+generation keeps 35 sketches (``MAX_PREFIXES``) but takes 6.6 s for k = 8 and 40 s for
+k = 16, and a 64-trial tuning of k = 5 about 6 minutes, hence k <= 8.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ from .utils import check_tensor, get_const_int, get_const_tuple, normalize_axis
 _RET_TYPES = ("both", "values", "indices")
 # topk by selection rounds where k <= _ROUNDS_MAX_K and _ROUNDS_MIN_RATIO * k <= n (the
 # module says why): faster from n = 4 k on, and each round adds two searched stages
-_ROUNDS_MAX_K = 2
+_ROUNDS_MAX_K = 8
 _ROUNDS_MIN_RATIO = 4
 
 
@@ -310,7 +312,7 @@ def topk(
     ``"both"`` returns ``[values, indices]``, ``"values"`` or ``"indices"`` one tensor;
     the indices are in ``dtype``. Equal values keep their index order, NaN counts as
     the largest value (see the module). The stages are ``argsort``'s, the positions
-    computed for the first k ranks only, then a read of the values there; for k <= 2 on
+    computed for the first k ranks only, then a read of the values there; for k <= 8 on
     an axis of at least 4 k elements, k selection rounds of two reductions each take
     the positions instead (2 n comparisons a round, against the ranks' n^2), with the
     same results bit for bit.

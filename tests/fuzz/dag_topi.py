@@ -571,6 +571,7 @@ CASES = {
     "argsort": _sort(topi.argsort, (13, 7), axis=0, is_ascend=False, dtype="int32", ties=True),
     "topk": _sort(topi.topk, (3, 13, 5), k=4, axis=1, ties=True),
     "topk_rounds": _sort(topi.topk, (6, 40), k=2, ties=True),  # small k: selection rounds
+    "topk_rounds_k5": _sort(topi.topk, (3, 24), k=5, axis=1, is_ascend=True, ties=True),
     "nn.pool1d": _pool_nd("pool1d"),
     "nn.pool3d": _pool_nd("pool3d"),
     "nn.pool2d": _pool("pool2d"),
