@@ -26,7 +26,7 @@ from ..errors import LoweringError
 from ..ir import nodes as N
 from ..ir.simplify import from_linear
 from .attachment import Merged
-from .inlined_reads import inlined_body
+from .inlined_reads import inlined_body, read_table
 from .loop_kinds import REDUCE, SPATIAL, ThreadBinding
 from .regions import (
     covered_lengths,
@@ -105,12 +105,8 @@ class BoundInference:
     def reads(self, stage: Stage, producer: Stage) -> list[tuple]:
         """Index tuples with which ``stage`` (after inlining) reads ``producer``."""
         table = self._reads.get(stage.name)
-        if table is None:
-            table = {}
-            for node in E.post_order(self.body(stage)):
-                if isinstance(node, E.TensorLoad):
-                    table.setdefault(node.tensor.op.name, []).append(node.indices)
-            self._reads[stage.name] = table
+        if table is None:  # shared with every state of the search (never mutated)
+            table = self._reads[stage.name] = read_table(self.state, stage)
         return table.get(producer.op.name, [])
 
     # -- step 2: bound inference ----------------------------------------------------

@@ -63,6 +63,12 @@ def inlined_body(state, stage) -> E.PrimExpr:
     return _lookup(state, stage)[0]
 
 
+def read_table(state, stage) -> dict:
+    """{op name: [index tuples]} of what ``stage`` reads once inlined stages are
+    substituted. Shared by every state with the same inlined set: do not modify it."""
+    return _lookup(state, stage)[1]
+
+
 def read_ops(state, stage) -> set[str]:
     """Names of the operations ``stage`` reads once inlined stages are substituted."""
     return set(_lookup(state, stage)[1])
