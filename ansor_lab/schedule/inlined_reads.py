@@ -2,10 +2,11 @@
 
 Sketch rules, primitives' checks and bound inference ask these questions of every stage
 pair at every step, on states that differ only in loops and attachments: the answer
-depends on nothing but the stage's operation and the set of inlined operations. Ops are
-shared by all copies of a state (never copied), so one cache serves every state of a
-search: a chain of eight row reductions spent 21 of its 25 s of sketch generation
-substituting the same inlined bodies again.
+depends on nothing but the stage's operation and the inlined operations (by identity:
+cache_read and cache_write give a stage a new op under its old name). Ops are shared by
+all copies of a state (never copied), so one cache serves every state of a search: a
+chain of eight row reductions spent 21 of its 25 s of sketch generation substituting the
+same inlined bodies again.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections import OrderedDict
 from ..dsl import expr as E
 from .attachment import Inline
 
-#: (id(op), inlined op names) -> (op, inlined body, {op name: [read index tuples]}); the op
-#: is kept to check the id was not reused by a new object
+#: (id(op), {(name, id(op)) inlined}) -> (op, inlined body, {op name: [read index
+#: tuples]}, the inlined ops): the entry holds every op its key names, so no id in a live
+#: key can be reused by a new object
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096
 
@@ -26,6 +28,10 @@ def _inline_ops(state) -> dict:
     return {
         s.op.name: s for s in state.stages.values() if isinstance(s.attach, Inline) and s.is_compute
     }
+
+
+def _key(inline_ops: dict) -> frozenset:
+    return frozenset((name, id(st.op)) for name, st in inline_ops.items())
 
 
 def _inlined(op, inline_ops: dict, key: frozenset) -> tuple:
@@ -47,7 +53,7 @@ def _inlined(op, inline_ops: dict, key: frozenset) -> tuple:
     for n in E.post_order(body):
         if isinstance(n, E.TensorLoad):
             reads.setdefault(n.tensor.op.name, []).append(n.indices)
-    _CACHE[(id(op), key)] = (op, body, reads)
+    _CACHE[(id(op), key)] = (op, body, reads, tuple(st.op for st in inline_ops.values()))
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return body, reads
@@ -55,7 +61,7 @@ def _inlined(op, inline_ops: dict, key: frozenset) -> tuple:
 
 def _lookup(state, stage) -> tuple:
     inline_ops = _inline_ops(state)
-    return _inlined(stage.op, inline_ops, frozenset(inline_ops))
+    return _inlined(stage.op, inline_ops, _key(inline_ops))
 
 
 def inlined_body(state, stage) -> E.PrimExpr:
@@ -84,7 +90,7 @@ def effective_consumers(state, block: str) -> list:
     """Non-inlined compute stages that read ``block`` directly or through inlined stages."""
     producer = state.stage(block)
     inline_ops = _inline_ops(state)
-    key = frozenset(inline_ops)
+    key = _key(inline_ops)
     return [
         s
         for s in state.stages.values()

@@ -51,3 +51,22 @@ def test_the_cache_is_bounded(monkeypatch):
         inlined_body(sch.state, sch.state.stage("D"))
         inlined_body(sch.state, sch.state.stage("C"))
     assert len(inlined_reads._CACHE) == 3
+
+
+def test_a_stage_rewritten_under_its_old_name_is_a_different_answer():
+    # cache_read gives B a new op (reading the copy) under the name "B": D's body with
+    # B inlined must follow the op, not the name
+    A, D = _chain()
+    plain = tir.Schedule(te.create_prim_func([A, D]))
+    plain.compute_inline(plain.get_block("C"))
+    plain.compute_inline(plain.get_block("B"))
+    cached = tir.Schedule(te.create_prim_func([A, D]))
+    cached.cache_read(cached.get_block("B"), 0, "global")
+    cached.compute_inline(cached.get_block("C"))
+    cached.compute_inline(cached.get_block("B"))
+    for sch in (plain, cached, plain):  # each answer is asked after the other is cached
+        state = sch.state
+        reads = {
+            s.name for s in state.stages.values() if effective_reads(state, state.stage("D"), s)
+        }
+        assert reads == ({"A"} if sch is plain else {"A_global"})
