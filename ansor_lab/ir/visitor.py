@@ -125,20 +125,25 @@ class IRMutator(Visitor):
         return dataclasses.replace(s, **changes)
 
 
+def child_stmts(node: N.Stmt) -> list[N.Stmt]:
+    """The statements held directly by ``node``, in order."""
+    kids = []
+    for name in stmt_fields(node):
+        v = getattr(node, name)
+        if isinstance(v, N.Stmt):
+            kids.append(v)
+        elif isinstance(v, tuple):
+            kids.extend(x for x in v if isinstance(x, N.Stmt))
+    return kids
+
+
 def walk_stmts(s: N.Stmt) -> Iterator[N.Stmt]:
     """Every statement under ``s`` (``s`` included), parents before children."""
     stack = [s]
     while stack:
         node = stack.pop()
         yield node
-        kids = []
-        for name in stmt_fields(node):
-            v = getattr(node, name)
-            if isinstance(v, N.Stmt):
-                kids.append(v)
-            elif isinstance(v, tuple):
-                kids.extend(x for x in v if isinstance(x, N.Stmt))
-        stack.extend(reversed(kids))
+        stack.extend(reversed(child_stmts(node)))
 
 
 def stmt_exprs(s: N.Stmt) -> Iterator[E.PrimExpr]:

@@ -51,7 +51,7 @@ from ..dsl.dag import EXPENSIVE_CALLS
 from ..ir import nodes as N
 from ..ir.index_values import evaluate
 from ..ir.simplify import linear_form
-from ..ir.visitor import walk_stmts
+from ..ir.visitor import child_stmts, walk_stmts
 from .loopnest import LoopNestWalker
 from .stage_analysis import gathers_along
 
@@ -449,11 +449,14 @@ def _linear(e: E.PrimExpr) -> bool:
 
 
 def _store_count(s: N.Stmt, memo: dict) -> int:
-    """Stores in ``s`` (memoized by node: the walker asks once per enclosing loop)."""
+    """Stores in ``s`` (memoized by node, and summed from the children's counts: the
+    walker asks once per enclosing loop, and a walk per loop cost depth x size)."""
     key = id(s)
-    if key not in memo:  # statements only: a store is never inside an expression
-        memo[key] = sum(isinstance(n, N.BufferStore) for n in walk_stmts(s))
-    return memo[key]
+    got = memo.get(key)
+    if got is None:  # statements only: a store is never inside an expression
+        got = int(isinstance(s, N.BufferStore)) + sum(_store_count(c, memo) for c in child_stmts(s))
+        memo[key] = got
+    return got
 
 
 def _flops(s: N.BufferStore) -> float:
