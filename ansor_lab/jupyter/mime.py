@@ -37,7 +37,7 @@ def loop_outline(body: Any, max_loops: int = MAX_LOOPS) -> list[dict]:
     """The loops of a statement, parents first, each with its nesting depth."""
     from ..dsl.printer import text as expr_text
     from ..ir import nodes as N
-    from ..ir.visitor import stmt_fields
+    from ..ir.visitor import child_stmts
 
     out: list[dict] = []
     stack = [(body, 0)]
@@ -54,14 +54,7 @@ def loop_outline(body: Any, max_loops: int = MAX_LOOPS) -> list[dict]:
                 }
             )
             depth += 1
-        kids = []
-        for name in stmt_fields(node):
-            v = getattr(node, name)
-            if isinstance(v, N.Stmt):
-                kids.append(v)
-            elif isinstance(v, tuple):
-                kids.extend(x for x in v if isinstance(x, N.Stmt))
-        stack.extend((k, depth) for k in reversed(kids))
+        stack.extend((k, depth) for k in reversed(child_stmts(node)))
     return out
 
 
