@@ -70,8 +70,11 @@ def extern(*args: Any, **kwargs: Any) -> Any:
 def scan(*args: Any, **kwargs: Any) -> Any:
     """Not supported: recurrences over a scan axis."""
     raise DSLError(
-        "te.scan is not supported: write one te.compute per step, or run the recurrence "
-        "in Python around a built step"
+        "te.scan is not supported: for a running sum or product along an axis (TVM's "
+        "scan tutorial computes a cumsum) use topi.cumsum / topi.cumprod on a tensor of "
+        "static shape (give te.placeholder integer dimensions), which lower to te.compute "
+        "and tune; otherwise write one te.compute per step, or run the "
+        "recurrence in Python around a built step"
     )
 
 
