@@ -11,6 +11,7 @@ same inlined bodies again.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from ..dsl import expr as E
@@ -21,6 +22,9 @@ from .attachment import Inline
 #: key can be reused by a new object
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096
+# a search runs in a background thread (the notebook's tune widget) while the user lowers
+# in the main one: the cache's bookkeeping is done under this lock (the work is not)
+_LOCK = threading.Lock()
 
 
 def _inline_ops(state) -> dict:
@@ -35,10 +39,11 @@ def _key(inline_ops: dict) -> frozenset:
 
 
 def _inlined(op, inline_ops: dict, key: frozenset) -> tuple:
-    hit = _CACHE.get((id(op), key))
-    if hit is not None and hit[0] is op:
-        _CACHE.move_to_end((id(op), key))
-        return hit[1], hit[2]
+    with _LOCK:
+        hit = _CACHE.get((id(op), key))
+        if hit is not None and hit[0] is op:
+            _CACHE.move_to_end((id(op), key))
+            return hit[1], hit[2]
 
     def visit(e):
         if isinstance(e, E.TensorLoad) and e.tensor.op.name in inline_ops:
@@ -53,9 +58,10 @@ def _inlined(op, inline_ops: dict, key: frozenset) -> tuple:
     for n in E.post_order(body):
         if isinstance(n, E.TensorLoad):
             reads.setdefault(n.tensor.op.name, []).append(n.indices)
-    _CACHE[(id(op), key)] = (op, body, reads, tuple(st.op for st in inline_ops.values()))
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _LOCK:
+        _CACHE[(id(op), key)] = (op, body, reads, tuple(st.op for st in inline_ops.values()))
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return body, reads
 
 

@@ -1,5 +1,7 @@
 """inlined_reads: a stage's body with inlined producers substituted, cached across states."""
 
+import threading
+
 from ansor_lab import te, tir
 from ansor_lab.schedule import inlined_reads
 from ansor_lab.schedule.inlined_reads import effective_consumers, effective_reads, inlined_body
@@ -70,3 +72,29 @@ def test_a_stage_rewritten_under_its_old_name_is_a_different_answer():
             s.name for s in state.stages.values() if effective_reads(state, state.stage("D"), s)
         }
         assert reads == ({"A"} if sch is plain else {"A_global"})
+
+
+def test_threads_share_the_cache_safely(monkeypatch):
+    # the tune widget searches in a background thread while the main one lowers: a tiny
+    # cache makes every lookup race an eviction
+    monkeypatch.setattr(inlined_reads, "_CACHE_SIZE", 2)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(30):
+                A, D = _chain()
+                sch = tir.Schedule(te.create_prim_func([A, D]))
+                sch.compute_inline(sch.get_block("C"))
+                st = sch.state
+                assert [s.name for s in effective_consumers(st, "B")] == ["D"]
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(inlined_reads._CACHE) <= 2
