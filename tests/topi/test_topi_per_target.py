@@ -414,6 +414,13 @@ def test_wrong_or_missing_target_says_what_to_call():
     scalar = topi.exp(te.placeholder((), name="S"))
     with tvm.target.Target("cuda"), pytest.raises(ScheduleError, match=r"0-d.*shape \(1,\)"):
         topi.cuda.schedule_injective(scalar)
+    # a reduction the recipe does not know (dense) under the sum: named, with the way out
+    dense = topi.nn.dense(te.placeholder((4, 8), name="X"), te.placeholder((8, 8), name="W"))
+    with (
+        tvm.target.Target("cuda"),
+        pytest.raises(ScheduleError, match=r"operator 'T_dense' \(tag 'dense'\).*create_sch"),
+    ):
+        topi.cuda.schedule_reduce(topi.sum(dense, axis=1))
 
 
 def test_names_the_namespaces_lack_explain():

@@ -145,9 +145,17 @@ def test_argsort_is_two_reductions_and_sort_reads_the_values():
     assert sorted(t.name for t in s.op.input_tensors) == ["data", "sort_index"]
 
 
-def test_topk_tunes_and_equals_numpy(tmp_path):
+@pytest.mark.parametrize(
+    ("k", "stage", "inputs"),
+    [
+        (4, "topk_rank", lambda rng: _ties(rng, (3, 12))),  # 4 k > n: the ranks
+        (2, "topk_round1_index", lambda rng: _special(rng, (3, 12), "float32")),  # rounds
+    ],
+)
+def test_topk_tunes_and_equals_numpy(k, stage, inputs, tmp_path):
     data = te.placeholder((3, 12), "float32", "data")
-    values, indices = topi.topk(data, 4)
+    values, indices = topi.topk(data, k)
+    assert stage in _stage_names(values, indices)
     task = auto_scheduler.SearchTask(
         compute_dag=auto_scheduler.ComputeDAG([data, values, indices]),
         target="llvm -num-cores=1",
@@ -159,11 +167,12 @@ def test_topk_tunes_and_equals_numpy(tmp_path):
     assert result.stats.trials == 4 and result.stats.errors == 0
     sch, args = task.apply_best(log)
     f = tvm.build(sch, args, "llvm")
-    x = _ties(np.random.default_rng(2), (3, 12))
-    got = [np.full((3, 4), np.nan, "float32"), np.full((3, 4), -1, "int64")]
+    x = inputs(np.random.default_rng(k))
+    got = [np.full((3, k), 7, "float32"), np.full((3, k), -1, "int64")]
     f(x, *got)
-    for g, w in zip(got, topk_ref(x, 4, 1, False, "int64")):
-        np.testing.assert_array_equal(g, w)
+    want = topk_ref(x, k, 1, False, "int64")
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[0].tobytes() == want[0].tobytes()  # read, never computed: NaN bits too
 
 
 def test_bad_arguments_say_what_to_write():
@@ -274,24 +283,3 @@ def test_topk_takes_rounds_for_a_small_k_on_a_long_axis():
         data = te.placeholder((3, n), "float32", "data")
         out = topi.topk(data, k, ret_type="values")
         assert "topk_rank" in _stage_names(out)
-
-
-def test_topk_rounds_tune_and_equal_numpy(tmp_path):
-    data = te.placeholder((3, 12), "float32", "data")
-    values, indices = topi.topk(data, 2)
-    task = auto_scheduler.SearchTask(
-        compute_dag=auto_scheduler.ComputeDAG([data, values, indices]),
-        target="llvm -num-cores=1",
-    )
-    policy = auto_scheduler.SketchPolicy(task, params=dict(FAST_PARAMS), seed=0, verbose=0)
-    log = str(tmp_path / "topk_rounds.json")
-    result = task.tune(fast_options(log, 4, 4), search_policy=policy)
-    assert result.stats.trials == 4 and result.stats.errors == 0
-    sch, args = task.apply_best(log)
-    f = tvm.build(sch, args, "llvm")
-    x = _special(np.random.default_rng(4), (3, 12), "float32")
-    got = [np.full((3, 2), 7, "float32"), np.full((3, 2), -1, "int64")]
-    f(x, *got)
-    want = topk_ref(x, 2, 1, False, "int64")
-    np.testing.assert_array_equal(got[1], want[1])
-    assert got[0].tobytes() == want[0].tobytes()

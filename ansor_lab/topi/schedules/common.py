@@ -14,7 +14,7 @@ from typing import Any
 
 from ...dsl.expr import IntImm
 from ...dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
-from ...errors import DSLError, TargetError
+from ...errors import DSLError, ScheduleError, TargetError
 from .. import tag as _tag
 
 
@@ -139,3 +139,13 @@ def divisor_tile(extent: Any, cap: int) -> int:
     limit = min(extent, cap)
     best = max(d for d in range(1, limit + 1) if extent % d == 0)
     return best if 2 * best >= limit else limit
+
+
+def unsupported_operator(what: str, op: Operation, handles: str) -> ScheduleError:
+    """The error of a recipe meeting an operator it does not handle (``handles`` says what
+    it does handle), with the way out."""
+    return ScheduleError(
+        f"{what}: unsupported operator {op.name!r} (tag {op.tag!r}); the recipe handles "
+        f"{handles}. Write the schedule with te.create_schedule (or let the auto-scheduler "
+        "find one)"
+    )

@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...dsl.tensor import thread_axis
-from ...errors import ScheduleError
 from ..per_target import missing_per_target
 from ..tag import COMM_REDUCE, COMM_REDUCE_IDX, is_broadcast, is_injective
 from .common import (
@@ -37,6 +36,7 @@ from .common import (
     is_placeholder,
     max_threads,
     traverse_inline,
+    unsupported_operator,
 )
 from .cuda_injective import schedule_injective, schedule_injective_from_existing
 from .cuda_nn import (
@@ -107,7 +107,7 @@ def _reduce_traversal(s: Any, outs: list, what: str) -> None:
             return
         done.add(id(op))
         if not (is_compute(op) and is_injective(op.tag)):
-            raise _unsupported(what, op)
+            raise unsupported_operator(what, op, "injective ops before and after topi reductions")
         s[op].compute_inline()
         for t in op.input_tensors:
             before_reduce(t.op)
@@ -125,18 +125,10 @@ def _reduce_traversal(s: Any, outs: list, what: str) -> None:
             for t in op.input_tensors:
                 (before_reduce if auto_inline else after_reduce)(t.op)
         else:
-            raise _unsupported(what, op)
+            raise unsupported_operator(what, op, "injective ops before and after topi reductions")
 
     for out in outs:
         after_reduce(out.op)
-
-
-def _unsupported(what: str, op: Any) -> Exception:
-    return ScheduleError(
-        f"{what}: unsupported operator {op.name!r} (tag {op.tag!r}); the recipe handles "
-        "injective ops before and after topi reductions. Write the schedule with "
-        "te.create_schedule and bind it yourself (or let the auto-scheduler find one)"
-    )
 
 
 def schedule_reduce(outs: Any) -> Any:

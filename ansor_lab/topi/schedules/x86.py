@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import ScheduleError
 from .. import nn
 from ..per_target import missing_per_target
 from ..tag import is_broadcast, is_injective
@@ -29,6 +28,7 @@ from .common import (
     is_compute,
     is_placeholder,
     traverse_inline,
+    unsupported_operator,
 )
 from .softmax_parts import softmax_parts
 
@@ -116,7 +116,9 @@ def schedule_reduce(outs: Any) -> Any:
         elif is_compute(op) and op.reduce_axis:
             after_reduce(op)  # another reduction feeding this one: its own loop nest
         else:
-            raise _unsupported("topi.x86.schedule_reduce", op)
+            raise unsupported_operator(
+                "topi.x86.schedule_reduce", op, "injective ops around reductions"
+            )
 
     def after_reduce(op: Any) -> None:
         if is_placeholder(op):
@@ -132,18 +134,12 @@ def schedule_reduce(outs: Any) -> Any:
                 if id(t.op) not in done:
                     after_reduce(t.op)
         else:
-            raise _unsupported("topi.x86.schedule_reduce", op)
+            raise unsupported_operator(
+                "topi.x86.schedule_reduce", op, "injective ops around reductions"
+            )
 
     after_reduce(outs[0].op)
     return s
-
-
-def _unsupported(what: str, op: Any) -> Exception:
-    return ScheduleError(
-        f"{what}: unsupported operator {op.name!r} (tag {op.tag!r}); the recipe handles "
-        "injective ops around reductions. Write the schedule with te.create_schedule "
-        "(or let the auto-scheduler find one)"
-    )
 
 
 def schedule_softmax(outs: Any) -> Any:
