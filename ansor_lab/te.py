@@ -83,6 +83,7 @@ from .dsl.intrin_extra import (
 )
 from .dsl.node_faces import Cast, FloatImm, IntImm, Range
 from .dsl.reference import evaluate
+from .dsl.scan import scan
 from .dsl.symbolic import size_var
 from .dsl.tensor import (
     ComputeOp,
@@ -96,7 +97,7 @@ from .dsl.tensor import (
     thread_axis,
     var,
 )
-from .dsl.unsupported import comm_reducer, extern, gradient, hybrid, scan
+from .dsl.unsupported import comm_reducer, extern, gradient, hybrid
 from .missing_names import TE, module_getattr
 from .schedule.create import create_prim_func
 from .schedule.te_schedule import Schedule, Stage, create_schedule

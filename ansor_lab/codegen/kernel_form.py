@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..dsl import expr as E
 from ..errors import GPUScheduleError
 from ..ir import gpu, nodes as N
+from ..ir.simplify import substitute_stmt
 from ..ir.visitor import IRMutator, post_order_visit, walk_stmts
 
 
@@ -139,6 +140,46 @@ def _shared_buffers(stmt: N.Stmt) -> tuple:
     )
 
 
+#: the most iterations of a host loop (a serial loop around bound loops, e.g. te.scan's
+#: time loop) expanded into launches
+MAX_HOST_ITERATIONS = 1024
+
+
+def _host_roots(body: N.Stmt, temps: list) -> list[N.Stmt]:
+    """The statements launched in order: ``body``'s root statements, with every serial
+    loop that encloses bound loops run on the host, as TVM does (TVM's host code runs
+    whatever lies outside the thread bindings): one launch sequence per iteration, the
+    loop variable a constant in each (the steps of a ``te.scan`` see each other's
+    writes, which threads of one kernel would not). Global buffers allocated in such a
+    loop become temporaries."""
+    if isinstance(body, N.SeqStmt):
+        return [r for item in body.seq for r in _host_roots(item, temps)]
+    if isinstance(body, N.Allocate) and body.buffer.scope == "global" and _bound_loops(body):
+        temps.append(body.buffer)
+        return _host_roots(body.body, temps)
+    inner = body.body if isinstance(body, N.Block) and not body.axes else body
+    if not (isinstance(inner, N.For) and inner.kind != "thread_binding" and _bound_loops(inner)):
+        return [body]
+    if not isinstance(inner.extent, E.IntImm) or not isinstance(inner.min, E.IntImm):
+        raise GPUScheduleError(
+            f"loop {inner.loop_var.name} runs on the host around GPU kernels and needs a "
+            "constant extent"
+        )
+    if inner.extent.value > MAX_HOST_ITERATIONS:
+        raise GPUScheduleError(
+            f"loop {inner.loop_var.name} runs on the host around GPU kernels, one launch "
+            f"sequence per iteration, and has {inner.extent.value} iterations (at most "
+            f"{MAX_HOST_ITERATIONS}); bind it to GPU indices, or split the work so that "
+            "fewer steps run one after another"
+        )
+    out: list[N.Stmt] = []
+    for k in range(inner.extent.value):
+        step = substitute_stmt(inner.body, {inner.loop_var: E.IntImm(inner.min.value + k)})
+        for r in _host_roots(step, temps):
+            out.append(N.Block(body.name, r) if inner is not body else r)
+    return out
+
+
 def split_kernels(func: N.PrimFunc) -> KernelProgram:
     """The launch sequence of a CUDA-scheduled function (see the module docstring).
 
@@ -147,7 +188,7 @@ def split_kernels(func: N.PrimFunc) -> KernelProgram:
     """
     temps, body = _peel_temporaries(func.body)
     body = _VThreadToSerial().visit_stmt(body)
-    roots = body.seq if isinstance(body, N.SeqStmt) else (body,)
+    roots = _host_roots(body, temps)
     order = {b: i for i, b in enumerate(func.params)}
     order.update({b: len(func.params) + i for i, b in enumerate(temps)})
     kernels = []

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..errors import DSLError, TaskError
 from . import dtypes, expr as E
 from .intrin import FLOAT_UNARY, ROUNDING
+from .scan import refuse_scan
 from .serialize import dag_to_json, structure_hash
 from .symbolic import SymbolicComputeOp, SymbolicPlaceholderOp, dim_vars
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
@@ -177,6 +178,7 @@ class ComputeDAG:
         self.tensors: list[Tensor] = _as_tensors(tensors)
         self.ops: list[Operation] = topo_order(self.tensors)
         _refuse_symbolic(self.ops)
+        refuse_scan(self.ops, "auto_scheduler.ComputeDAG")
         outputs = [t.op for t in self.tensors if isinstance(t.op, ComputeOp)]
         # the outputs are the computes nobody else in the DAG reads
         readers = {id(t.op) for op in self.ops for t in op.input_tensors}

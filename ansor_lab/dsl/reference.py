@@ -18,6 +18,7 @@ from ..errors import ReferenceEvaluationError
 from . import dtypes, expr as E
 from .dag import ComputeDAG
 from .reference_intrin import call_value
+from .scan_reference import evaluate_with_scans, holds_scan
 from .symbolic import Specialization, is_symbolic_tensor, symbolic_ops
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .visitor import EXPR, Visitor
@@ -368,6 +369,8 @@ def evaluate(
     """
     if not isinstance(tensors, ComputeDAG) and any(map(is_symbolic_tensor, tensors)):
         return _evaluate_symbolic(list(tensors), inputs)
+    if not isinstance(tensors, ComputeDAG) and holds_scan(list(tensors)):
+        return evaluate_with_scans(list(tensors), inputs, _eval_compute, _np)
     dag = tensors if isinstance(tensors, ComputeDAG) else ComputeDAG(tensors)
     placeholders = [op.output(0) for op in dag.placeholders]
     if not isinstance(inputs, Mapping):

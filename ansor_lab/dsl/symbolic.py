@@ -221,6 +221,10 @@ class Specialization:
             return PlaceholderOp(op.name, shape, op.dtype, op.tag, dict(op.attrs)).output(0)
         if op_combiner(op) is not None:
             return self._tuple_group(t)
+        if hasattr(op, "specialized_group"):  # a te.scan (dsl.scan): all its states at once
+            for old, new in zip(op.specialized_group(self), op.group_outputs()):
+                self._tensors[id(new)] = old
+            return self._tensors[id(t)]
         axis = tuple(self._iter(iv) for iv in op.axis)
         for iv in axis:
             if int(iv.dom.extent) <= 0:

@@ -67,17 +67,6 @@ def extern(*args: Any, **kwargs: Any) -> Any:
     )
 
 
-def scan(*args: Any, **kwargs: Any) -> Any:
-    """Not supported: recurrences over a scan axis."""
-    raise DSLError(
-        "te.scan is not supported: for a running sum or product along an axis (TVM's "
-        "scan tutorial computes a cumsum) use topi.cumsum / topi.cumprod on a tensor of "
-        "static shape (give te.placeholder integer dimensions), which lower to te.compute "
-        "and tune; otherwise write one te.compute per step, or run the "
-        "recurrence in Python around a built step"
-    )
-
-
 def gradient(*args: Any, **kwargs: Any) -> Any:
     """Not supported: automatic differentiation of tensor expressions."""
     raise DSLError(

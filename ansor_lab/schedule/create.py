@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..dsl.dag import topo_order
+from ..dsl.scan import refuse_scan
 from ..dsl.symbolic import SymbolicComputeOp, SymbolicPlaceholderOp
 from ..dsl.tensor import PlaceholderOp, Tensor
 from ..errors import LoweringError
@@ -85,6 +87,7 @@ def create_prim_func(
         from .symbolic_schedule import create_symbolic_prim_func  # noqa: PLC0415 - cycle
 
         return create_symbolic_prim_func(args, name)
+    refuse_scan(topo_order(args), "te.create_prim_func")  # TVM's refuses a ScanOp too
     src = PrimFuncSource(tuple(args))
     outputs = src.outputs()
     if not outputs:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from ..dsl.intrin import reduce_identity
+from ..dsl.scan import ScanOp
 from ..dsl.tensor import ComputeOp, PlaceholderOp, Tensor
 from ..dsl.tuple_reduce import is_companion
 from ..errors import LoweringError
@@ -29,6 +30,7 @@ from .bounds import BoundInference, permute
 from .cross_thread import emit_cross_thread, thread_reduce_leaves
 from .gpu_lower import lower_gpu
 from .loop_kinds import PARALLEL, REDUCE, SPATIAL, UNROLL, VECTORIZE
+from .scan_lower import alias_scan_buffers, check_scan_schedule, emit_scan
 from .state import After, At, Nested, Stage, State, ThreadBinding
 from .tuple_lower import tuple_stores
 
@@ -51,6 +53,8 @@ class _Lowerer(BoundInference):
         for s in self.stages:
             if isinstance(s.attach, Nested):
                 self.attached.setdefault((s.attach.block, s.attach.loop), []).append(s)
+        # a scan's tensors share its output's buffer (scan_lower)
+        self.scan_temporaries = alias_scan_buffers(self)
 
     # -- step 3: loop nests ---------------------------------------------------------
     def load(self, e: E.TensorLoad, values: dict) -> E.PrimExpr:
@@ -157,6 +161,8 @@ class _Lowerer(BoundInference):
     def emit(self, stage: Stage) -> N.Stmt:
         if is_companion(stage.op):
             return N.seq()  # written by the tuple reduction's first output (tuple_lower)
+        if isinstance(stage.op, ScanOp):
+            return emit_scan(self, stage)
         if thread_reduce_leaves(stage):
             return emit_cross_thread(self, stage)
         update, init = self.stores(stage)
@@ -301,9 +307,14 @@ class _Lowerer(BoundInference):
                         f"stage {s.name!r} is attached to {s.attach.block}.{s.attach.loop}, "
                         "which is not a loop of the schedule any more"
                     )
+        check_scan_schedule(self)
         self.infer()
         for s in self.stages:
-            if isinstance(s.attach, At) and s.op.name in self.arg_buffer:
+            if (
+                isinstance(s.attach, At)
+                and s.op.name in self.arg_buffer
+                and s.op.name not in self.scan_written  # a scan's update: one row a step
+            ):
                 self.check_argument_written(s)
         for s in self.stages:
             if s.is_root:
@@ -317,6 +328,8 @@ class _Lowerer(BoundInference):
                 and self.info[s.name].alloc_at is None
             ):
                 body = N.Allocate(self.info[s.name].buffer, body)
+        for buf in reversed(self.scan_temporaries):
+            body = N.Allocate(buf, body)
         func = N.PrimFunc(tuple(self.params), body, self.name)
         return func
 

@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from ..dsl import expr as E
 from ..dsl.dag import topo_order
+from ..dsl.scan import ScanOp, rebuilt_scan, scan_cell_ops, with_companions
 from ..dsl.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from ..errors import ScheduleError
 from .attachment import INLINE, ROOT, After, At, Attachment, Inline, Nested, Root
@@ -181,6 +182,17 @@ def make_stage(op: Operation, block: str | None = None) -> Stage:
     return Stage(block, op, root, {it.name: it for it in root}, [it.name for it in root])
 
 
+def attach_scan_cells(stages: dict[str, Stage]) -> None:
+    """Each ``te.scan``'s cell (its updates and the stages between them and the state
+    placeholders) starts computed at the scan's time loop, as TVM's scan group does."""
+    for st in stages.values():
+        if isinstance(st.op, ScanOp) and st.op.is_driver:
+            for op in scan_cell_ops(st.op):
+                cell = stages.get(op.name)
+                if cell is not None and cell.op is op and cell.is_root:
+                    cell.attach = At(st.name, st.leaves[0])
+
+
 @dataclass
 class State:
     """Stages in topological order plus the function signature they compute.
@@ -203,6 +215,7 @@ class State:
     def create(outputs: list[Tensor], args: list[Tensor] | None = None) -> State:
         """The default state for the ops producing ``outputs`` (and reading ``args``)."""
         roots = list(outputs) + [t for t in (args or []) if t not in outputs]
+        roots = with_companions(roots, topo_order(roots))
         tensor_map = unique_names(roots)
         outputs = [tensor_map.get(id(t), t) for t in outputs]
         if args is not None:
@@ -211,6 +224,7 @@ class State:
         stages: dict[str, Stage] = {}
         for op in topo_order(roots):
             stages[op.name] = make_stage(op)
+        attach_scan_cells(stages)
         return State(stages, list(outputs), list(args) if args is not None else None, tensor_map)
 
     def tensor(self, t: Tensor) -> Tensor:
@@ -402,12 +416,19 @@ def unique_names(roots: list[Tensor]) -> dict:
                     return E.TensorLoad(t, tuple(visit(i) for i in e.indices), e.dtype)
                 return E.map_children(e, visit)
 
-            op2 = ComputeOp(
-                name, op.axis, op.reduce_axis, (visit(op.body[0]),), op.tag, dict(op.attrs)
-            )
+            if isinstance(op, ScanOp):
+                op2 = rebuilt_scan(op, name, visit(op.body[0]), _renamed(mapping), new_op)
+            else:
+                op2 = ComputeOp(
+                    name, op.axis, op.reduce_axis, (visit(op.body[0]),), op.tag, dict(op.attrs)
+                )
         new_op[id(op)] = op2
         mapping[id(op.output(0))] = op2.output(0)
     return mapping
+
+
+def _renamed(mapping: dict):
+    return lambda t: mapping.get(id(t), t)
 
 
 def derive_extents(stage: Stage, root_extents: list[int] | None = None) -> dict:

