@@ -1,8 +1,9 @@
 """Cumulative sums and products (``topi.cumsum``, ``topi.cumprod``), TVM's signatures.
 
-TVM builds them with ``te.extern`` (a serial loop per row); ansor_lab compiles only
-``te.compute`` and has no ``te.scan``, so no stage can carry a running total from one
-element to the next: each element is its own reduction. A short scanned axis (n <=
+TVM builds them with ``te.extern`` (a serial loop per row). Here they are ``te.compute``
+stages the auto-scheduler tunes (``te.scan`` carries a running total too, but the search
+takes no scan), so no stage carries a running total from one element to the next: each
+element is its own reduction. A short scanned axis (n <=
 ``BLOCKED_ABOVE`` = 64, a model's axis) is one masked reduction, ``out[..., i, ...] =
 te.sum(x[..., k, ...], axis=k, where=k <= i)``: O(n^2), one stage; unscheduled it adds
 k = 0, 1, ... in order, as a serial scan does (a tuned program may reassociate it, as
