@@ -18,7 +18,7 @@ from ..errors import ReferenceEvaluationError
 from . import dtypes, expr as E
 from .dag import ComputeDAG
 from .reference_intrin import call_value
-from .scan_reference import evaluate_with_scans, holds_scan
+from .scan_reference import bind_inputs, evaluate_with_scans, holds_scan
 from .symbolic import Specialization, is_symbolic_tensor, symbolic_ops
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .visitor import EXPR, Visitor
@@ -373,24 +373,7 @@ def evaluate(
         return evaluate_with_scans(list(tensors), inputs, _eval_compute, _np)
     dag = tensors if isinstance(tensors, ComputeDAG) else ComputeDAG(tensors)
     placeholders = [op.output(0) for op in dag.placeholders]
-    if not isinstance(inputs, Mapping):
-        arrays = list(inputs)
-        if len(arrays) != len(placeholders):
-            raise ReferenceEvaluationError(
-                f"expected {len(placeholders)} input arrays "
-                f"({', '.join(t.name for t in placeholders)}), got {len(arrays)}"
-            )
-        inputs = dict(zip(placeholders, arrays))
-    values: dict[Tensor, np.ndarray] = {}
-    for t in placeholders:
-        if t not in inputs:
-            raise ReferenceEvaluationError(f"no input array for placeholder {t.name!r}")
-        arr = np.asarray(inputs[t])
-        if arr.shape != t.shape:
-            raise ReferenceEvaluationError(
-                f"input {t.name!r} has shape {arr.shape}, expected {t.shape}"
-            )
-        values[t] = arr.astype(_np(t.dtype), copy=False)
+    values = bind_inputs(placeholders, inputs, _np)
     for op in dag.compute_ops:
         values[op.output(0)] = _eval_compute(op, values)
     return values

@@ -24,22 +24,12 @@ def holds_scan(tensors: Sequence[Tensor]) -> bool:
     return any(isinstance(op, ScanOp) for op in topo_order(tensors))
 
 
-def evaluate_with_scans(
-    tensors: Sequence[Tensor],
+def bind_inputs(
+    placeholders: list[Tensor],
     inputs: Mapping[Tensor, np.ndarray] | Sequence[np.ndarray],
-    eval_compute: Callable,
     as_dtype: Callable,
 ) -> dict[Tensor, np.ndarray]:
-    """``reference.evaluate`` for a DAG with scans (``eval_compute(op, values)`` computes
-    one op; ``as_dtype(dtype)`` is its numpy dtype)."""
-    first = topo_order(tensors)
-    ops = topo_order(with_companions(list(tensors), first))
-    drivers = [op for op in ops if isinstance(op, ScanOp) and op.is_driver]
-    states = {id(s.state_placeholder[0].op) for d in drivers for s in scan_group(d)}
-    in_cell = {id(op) for d in drivers for op in scan_cell_ops(d)}
-    placeholders = [
-        op.output(0) for op in ops if isinstance(op, PlaceholderOp) and id(op) not in states
-    ]
+    """Each placeholder's array, checked: ``inputs`` maps them, or lists them in order."""
     if not isinstance(inputs, Mapping):
         arrays = list(inputs)
         if len(arrays) != len(placeholders):
@@ -58,6 +48,26 @@ def evaluate_with_scans(
                 f"input {t.name!r} has shape {arr.shape}, expected {t.shape}"
             )
         values[t] = arr.astype(as_dtype(t.dtype), copy=False)
+    return values
+
+
+def evaluate_with_scans(
+    tensors: Sequence[Tensor],
+    inputs: Mapping[Tensor, np.ndarray] | Sequence[np.ndarray],
+    eval_compute: Callable,
+    as_dtype: Callable,
+) -> dict[Tensor, np.ndarray]:
+    """``reference.evaluate`` for a DAG with scans (``eval_compute(op, values)`` computes
+    one op; ``as_dtype(dtype)`` is its numpy dtype)."""
+    first = topo_order(tensors)
+    ops = topo_order(with_companions(list(tensors), first))
+    drivers = [op for op in ops if isinstance(op, ScanOp) and op.is_driver]
+    states = {id(s.state_placeholder[0].op) for d in drivers for s in scan_group(d)}
+    in_cell = {id(op) for d in drivers for op in scan_cell_ops(d)}
+    placeholders = [
+        op.output(0) for op in ops if isinstance(op, PlaceholderOp) and id(op) not in states
+    ]
+    values = bind_inputs(placeholders, inputs, as_dtype)
     for op in ops:
         if isinstance(op, PlaceholderOp) or id(op) in in_cell:
             continue
