@@ -147,7 +147,7 @@ MAX_HOST_ITERATIONS = 1024
 
 def _host_roots(body: N.Stmt, temps: list) -> list[N.Stmt]:
     """The statements launched in order: ``body``'s root statements, with every serial
-    loop that encloses bound loops run on the host, as TVM does (TVM's host code runs
+    loop that encloses other stages' bound loops run on the host, as TVM does (TVM's host code runs
     whatever lies outside the thread bindings): one launch sequence per iteration, the
     loop variable a constant in each (the steps of a ``te.scan`` see each other's
     writes, which threads of one kernel would not). Global buffers allocated in such a
@@ -158,7 +158,15 @@ def _host_roots(body: N.Stmt, temps: list) -> list[N.Stmt]:
         temps.append(body.buffer)
         return _host_roots(body.body, temps)
     inner = body.body if isinstance(body, N.Block) and not body.axes else body
-    if not (isinstance(inner, N.For) and inner.kind != "thread_binding" and _bound_loops(inner)):
+    if not (
+        isinstance(inner, N.For)
+        and inner.kind != "thread_binding"
+        and _bound_loops(inner)
+        # stages nested in the loop (a scan's cell): each iteration reads what the last
+        # one wrote. One stage's own serial loop stays in its kernel, as before: its
+        # iterations are independent per thread
+        and any(isinstance(s, N.Block) for s in walk_stmts(inner.body))
+    ):
         return [body]
     if not isinstance(inner.extent, E.IntImm) or not isinstance(inner.min, E.IntImm):
         raise GPUScheduleError(

@@ -221,3 +221,18 @@ def test_the_auto_scheduler_and_create_prim_func_refuse_a_scan():
         auto_scheduler.ComputeDAG([X, s_scan])
     with pytest.raises(DSLError, match="te.create_schedule"):
         te.create_prim_func([X, s_scan])
+
+
+def test_one_stages_serial_loop_around_its_bindings_stays_one_kernel():
+    A = te.placeholder((4, 256), name="A")
+    B = te.compute((4, 256), lambda i, j: A[i, j] * 2, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[1], factor=64)
+    s[B].bind(xo, te.thread_axis("blockIdx.x"))
+    s[B].bind(xi, te.thread_axis("threadIdx.x"))
+    kernels = split_kernels(tvm.lower(s, [A, B])["main"]).kernels
+    assert len(kernels) == 1 and kernels[0].grid == (4, 1, 1)
+    a = np.random.default_rng(6).uniform(size=(4, 256)).astype("float32")
+    got = np.zeros_like(a)
+    tvm.build(s, [A, B], "cuda").emulate(a, got)
+    np.testing.assert_allclose(got, a * 2)
