@@ -111,7 +111,7 @@ class SymbolicScanOp(ScanOp, SymbolicComputeOp):
             driver.tag,
             dict(driver.attrs),
         )
-        return list(outs)
+        return outs if isinstance(outs, list) else [outs]
 
 
 def is_scan(op: object) -> bool:
@@ -230,7 +230,7 @@ def scan(
         )
     ops[0]._companions = tuple(ops[1:])
     outs = [op.output(0) for op in ops]
-    return outs[0] if len(outs) == 1 and not isinstance(state_placeholder, list) else outs
+    return outs[0] if len(outs) == 1 else outs  # as TVM: one state, one tensor
 
 
 def make_scan_op(

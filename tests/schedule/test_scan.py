@@ -236,3 +236,16 @@ def test_one_stages_serial_loop_around_its_bindings_stays_one_kernel():
     got = np.zeros_like(a)
     tvm.build(s, [A, B], "cuda").emulate(a, got)
     np.testing.assert_allclose(got, a * 2)
+
+
+def test_one_state_in_lists_gives_one_tensor_as_in_tvm():
+    X = te.placeholder((4, 3), name="X")
+    st = te.placeholder((4, 3), name="st")
+    init = te.compute((1, 3), lambda _, i: X[0, i], name="init")
+    update = te.compute((4, 3), lambda t, i: st[t - 1, i] * X[t, i], name="update")
+    res = te.scan([init], [update], [st], inputs=X)
+    assert not isinstance(res, list) and res.op.num_outputs == 1
+    a = np.random.default_rng(7).uniform(size=(4, 3)).astype("float32")
+    got = np.zeros_like(a)
+    tvm.build(te.create_schedule(res.op), [X, res])(a, got)
+    np.testing.assert_allclose(got, np.cumprod(a, 0), rtol=1e-5)
