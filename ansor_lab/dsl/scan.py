@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..errors import DSLError
 from . import expr as E
 from .symbolic import SymbolicComputeOp, is_symbolic_dim, is_symbolic_tensor
-from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor import ComputeOp, PlaceholderOp, Tensor, _tensors_read
 
 
 @dataclass(eq=False)
@@ -52,20 +52,13 @@ class ScanOp(ComputeOp):
         self._output = Tensor(self, 0, state.shape, state.dtype)
         # producers: the init (computed before the loop) and the update (inside it); the
         # driver's body reads every state's update, a companion follows its driver
-        reads = [t for t in self._body_reads() if t is not self.update[0]]
+        reads = [t for t in _tensors_read(self.body[0]) if t is not self.update[0]]
         after = [] if self.driver is None else [self.driver.output(0)]
         inits = [t for t in self.group_inits if t is not self.init[0]]
         self._inputs = (*self.init, *inits, *self.update, *reads, *after)
 
     __hash__ = ComputeOp.__hash__
     __eq__ = ComputeOp.__eq__
-
-    def _body_reads(self) -> list[Tensor]:
-        seen: list[Tensor] = []
-        for node in E.post_order(self.body[0]):
-            if isinstance(node, E.TensorLoad) and all(t is not node.tensor for t in seen):
-                seen.append(node.tensor)
-        return seen
 
     @property
     def scan_axis(self) -> E.IterVar:
@@ -112,11 +105,6 @@ class SymbolicScanOp(ScanOp, SymbolicComputeOp):
             dict(driver.attrs),
         )
         return outs if isinstance(outs, list) else [outs]
-
-
-def is_scan(op: object) -> bool:
-    """True for an op made by ``te.scan``."""
-    return isinstance(op, ScanOp)
 
 
 def scan_group(op: ScanOp) -> list[ScanOp]:

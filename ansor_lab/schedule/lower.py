@@ -307,8 +307,8 @@ class _Lowerer(BoundInference):
                         f"stage {s.name!r} is attached to {s.attach.block}.{s.attach.loop}, "
                         "which is not a loop of the schedule any more"
                     )
+        self.infer()  # refuses attachment cycles, which check_scan_schedule walks
         check_scan_schedule(self)
-        self.infer()
         for s in self.stages:
             if (
                 isinstance(s.attach, At)

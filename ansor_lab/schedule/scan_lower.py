@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..dsl.scan import ScanOp, scan_aliases, scan_cell_ops, scan_group
 from ..errors import LoweringError
 from ..ir import nodes as N
-from .state import Inline, Nested, Stage
+from .state import Inline, Stage
 
 
 def scan_drivers(stages: list[Stage]) -> list[Stage]:
@@ -74,23 +74,12 @@ def check_scan_schedule(lowerer) -> None:
                     f"scan {st.name!r}: its update {cell.name!r} cannot be inlined (it "
                     "writes the scan's rows)"
                 )
-            if not isinstance(cell.attach, Inline) and not _inside(lowerer, cell, st):
+            if not isinstance(cell.attach, Inline) and lowerer.chain_to(cell, st) is None:
                 raise LoweringError(
                     f"stage {cell.name!r} reads the state of scan {st.name!r}, so it must be "
                     f"computed inside the scan's time loop (at {st.name}.{time_loop} or "
                     "inside another stage of the scan's cell), not at root"
                 )
-
-
-def _inside(lowerer, stage: Stage, driver: Stage) -> bool:
-    cur = stage
-    for _ in range(len(lowerer.stages) + 1):
-        if not isinstance(cur.attach, Nested):
-            return False
-        if cur.attach.block == driver.name:
-            return True
-        cur = lowerer.by_name[cur.attach.block]
-    return False
 
 
 def emit_scan(lowerer, stage: Stage) -> N.Stmt:
